@@ -1,0 +1,53 @@
+package cancel
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Attach connects a worker process to its supervisor. In a process started
+// by [Start] it returns the channel and true; in any other process it
+// returns (nil, false, nil) at once, without side effects. Call it once,
+// first thing in main (and in TestMain), then send the [Hello] and serve
+// frames until ReadFrame returns io.EOF — the supervisor closed the channel
+// or died —, and exit then.
+//
+// An error with true means the process is a worker that cannot serve (its
+// parent already died, or descriptor 3 is not the channel): exit at once.
+//
+// Attach unsets the worker environment variables (EnvWorker and the rest)
+// and marks the channel close-on-exec, so processes the worker starts
+// neither think they are workers nor hold the channel open.
+func Attach() (*Conn, bool, error) {
+	if os.Getenv(EnvWorker) != "1" {
+		return nil, false, nil
+	}
+	parent, max := os.Getenv(EnvParent), os.Getenv(EnvMaxFrame)
+	for _, k := range []string{EnvWorker, EnvParent, EnvMaxFrame} {
+		os.Unsetenv(k)
+	}
+	// The supervisor sets Pdeathsig, and Go's fork re-checks the parent
+	// after setting it; this catches a parent gone before exec all the same.
+	if ppid, err := strconv.Atoi(parent); err != nil || ppid != os.Getppid() {
+		return nil, true, fmt.Errorf("cancel: worker's supervisor (pid %q) is gone (parent is now pid %d)", parent, os.Getppid())
+	}
+	maxFrame, err := strconv.Atoi(max)
+	if err != nil || maxFrame < 0 || maxFrame > MaxFrameLimit {
+		return nil, true, fmt.Errorf("cancel: bad %s=%q", EnvMaxFrame, max)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(workerFD, &st); err != nil {
+		return nil, true, fmt.Errorf("cancel: worker channel (fd %d): %w", workerFD, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return nil, true, fmt.Errorf("cancel: worker channel (fd %d) is not a socket", workerFD)
+	}
+	unix.CloseOnExec(workerFD)
+	if err := unix.SetNonblock(workerFD, false); err != nil {
+		return nil, true, fmt.Errorf("cancel: worker channel (fd %d): %w", workerFD, err)
+	}
+	return newConn(workerFD, maxFrame), true, nil
+}

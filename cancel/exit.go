@@ -1,0 +1,117 @@
+package cancel
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+)
+
+// KillReason says why the supervisor killed a worker, if it did.
+type KillReason int
+
+const (
+	// NotKilled: the worker ended by itself (or by someone else's signal).
+	NotKilled KillReason = iota
+	// KilledByKill: Process.Kill was called.
+	KilledByKill
+	// KilledByTerminate: Process.Terminate's grace ran out.
+	KilledByTerminate
+	// KilledByMemoryLimit: the worker's RSS exceeded Spec.MemoryLimit.
+	KilledByMemoryLimit
+	// KilledByClose: the worker did not exit within Spec.CloseGrace after
+	// Process.Close closed its channel.
+	KilledByClose
+	// KilledByStart: the handshake failed (timeout, ctx, bad hello).
+	KilledByStart
+)
+
+func (r KillReason) String() string {
+	switch r {
+	case NotKilled:
+		return "not killed"
+	case KilledByKill:
+		return "kill"
+	case KilledByTerminate:
+		return "terminate"
+	case KilledByMemoryLimit:
+		return "memory limit"
+	case KilledByClose:
+		return "close"
+	case KilledByStart:
+		return "failed start"
+	}
+	return fmt.Sprintf("KillReason(%d)", int(r))
+}
+
+// Exit is the account of how a worker process ended, available from
+// Process.Exit once Process.Done is closed. It is an error whose message
+// reads, for instance, "cancel: worker 3 (pid 1234) exited with status 3;
+// stderr: ..." or "... exceeded memory limit 64 MiB (rss 70 MiB) and was
+// killed". Treat it as read-only.
+type Exit struct {
+	// ID and PID identify the worker.
+	ID, PID int
+	// Code is the exit status, or -1 when a signal ended the process.
+	Code int
+	// Signal is the signal that ended the process, or 0.
+	Signal syscall.Signal
+	// Killed says why the supervisor killed the worker, or NotKilled.
+	Killed KillReason
+	// RSS is the resident memory sample that broke MemoryLimit (bytes; set
+	// when Killed is KilledByMemoryLimit).
+	RSS int64
+	// MemoryLimit is Spec.MemoryLimit.
+	MemoryLimit int64
+	// Stderr is the tail of what the worker wrote to stderr: its last lines
+	// (at most tailLines lines, tailBytes bytes), newline-separated.
+	Stderr string
+	// Err is an error from waiting for the process when it gave no status
+	// (rare); nil otherwise.
+	Err error
+}
+
+// Success reports whether the worker exited with status 0 by itself.
+func (e *Exit) Success() bool {
+	return e.Code == 0 && e.Signal == 0 && e.Killed == NotKilled && e.Err == nil
+}
+
+func (e *Exit) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cancel: worker %d (pid %d) ", e.ID, e.PID)
+	switch {
+	case e.Killed == KilledByMemoryLimit:
+		fmt.Fprintf(&b, "exceeded memory limit %s (rss %s) and was killed", formatBytes(e.MemoryLimit), formatBytes(e.RSS))
+	case e.Killed != NotKilled && e.Signal == syscall.SIGKILL:
+		fmt.Fprintf(&b, "was killed by its supervisor (%s)", e.Killed)
+	case e.Signal != 0:
+		fmt.Fprintf(&b, "was killed by signal %s", signalName(e.Signal))
+	case e.Err != nil:
+		fmt.Fprintf(&b, "ended with an unknown status: %v", e.Err)
+	default:
+		fmt.Fprintf(&b, "exited with status %d", e.Code)
+	}
+	if e.Stderr != "" {
+		b.WriteString("; stderr: ")
+		b.WriteString(e.Stderr)
+	}
+	return b.String()
+}
+
+// Unwrap returns the wait error, if any.
+func (e *Exit) Unwrap() error { return e.Err }
+
+// formatBytes prints n in the largest binary unit that keeps it readable.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		if n%(1<<20) == 0 {
+			return fmt.Sprintf("%d MiB", n>>20)
+		}
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,211 @@
+package cancel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Frame layout on the stream: a HeaderSize-byte header, then the body.
+//
+//	offset 0  uint32 big-endian  body length (at most the connection's MaxFrame)
+//	offset 4  byte               kind (opaque to this package below KindReserved)
+//	offset 5  byte               number of file descriptors sent with the frame
+//	offset 6  uint16             reserved, must be zero
+//	offset 8  uint64 big-endian  id (opaque: the pool's task id)
+const (
+	// HeaderSize is the size of a frame header in bytes.
+	HeaderSize = 16
+	// DefaultMaxFrame is the maximum body size when none is configured.
+	DefaultMaxFrame = 64 << 20
+	// MaxFrameLimit is the largest MaxFrame a connection accepts (1 GiB):
+	// a body length must fit the header, and a bound keeps a corrupt length
+	// from ever asking for more than this.
+	MaxFrameLimit = 1 << 30
+	// MaxFDs is the most file descriptors one frame may carry.
+	MaxFDs = 16
+	// KindReserved is the first frame kind reserved for this package's own
+	// use (the handshake); the pool uses kinds below it.
+	KindReserved byte = 0xF0
+	// KindHello is the frame kind of the worker's handshake.
+	KindHello byte = 0xFF
+)
+
+// Frame is one message on a [Conn].
+type Frame struct {
+	// Kind says what the body is; kinds below KindReserved are the caller's.
+	Kind byte
+	// ID ties a reply to its request; opaque to this package.
+	ID uint64
+	// Body is the payload. A frame read from a Conn owns its Body.
+	Body []byte
+	// FDs are file descriptors sent along with the frame (at most MaxFDs).
+	// On write the kernel duplicates them: the caller keeps its own and
+	// still closes them. On read they are new descriptors (close-on-exec)
+	// that the caller owns and must close.
+	FDs []int
+}
+
+// putHeader encodes f's header into b[:HeaderSize].
+func putHeader(b []byte, f *Frame) {
+	binary.BigEndian.PutUint32(b[0:4], uint32(len(f.Body)))
+	b[4] = f.Kind
+	b[5] = byte(len(f.FDs))
+	b[6], b[7] = 0, 0
+	binary.BigEndian.PutUint64(b[8:16], f.ID)
+}
+
+// checkWrite reports whether f may be sent on a connection whose maximum
+// body size is max.
+func checkWrite(f *Frame, max int) error {
+	if len(f.Body) > max {
+		return fmt.Errorf("%w: body of %d bytes exceeds the maximum of %d", ErrFrameTooLarge, len(f.Body), max)
+	}
+	if len(f.FDs) > MaxFDs {
+		return fmt.Errorf("cancel: %d file descriptors in one frame, at most %d", len(f.FDs), MaxFDs)
+	}
+	return nil
+}
+
+// readBufSize is the reader's buffer: large enough that many small frames
+// arrive in one receive, small enough to keep per-connection memory low.
+const readBufSize = 64 << 10
+
+// frameReader turns a byte stream (with descriptors alongside) into frames.
+// It is platform independent so that the fuzz target drives the very code
+// a Conn uses. Not safe for concurrent use; once it returns an error it
+// returns that error forever, since the stream has lost its framing.
+type frameReader struct {
+	// recv reads into p like read(2): n > 0, or an error (io.EOF at the
+	// end of the stream); fds are descriptors that arrived with the bytes.
+	recv func(p []byte) (n int, fds []int, err error)
+	// alloc makes a body; tests hook it to check no body exceeds max.
+	alloc func(n int) []byte
+	max   int
+	buf   []byte
+	r, w  int
+	fds   []int // received, not yet claimed by a frame
+	err   error
+}
+
+func newFrameReader(max int, recv func(p []byte) (int, []int, error)) *frameReader {
+	return &frameReader{
+		recv:  recv,
+		alloc: func(n int) []byte { return make([]byte, n) },
+		max:   max,
+		buf:   make([]byte, readBufSize),
+	}
+}
+
+// next returns the next frame, io.EOF at a clean end of the stream (between
+// frames), or an error wrapping ErrFrameTooLarge / ErrCorruptFrame / the
+// receive error.
+func (r *frameReader) next() (Frame, error) {
+	if r.err != nil {
+		return Frame{}, r.err
+	}
+	f, err := r.read()
+	if err != nil {
+		r.err = err
+	}
+	return f, err
+}
+
+func (r *frameReader) read() (Frame, error) {
+	if err := r.fill(HeaderSize); err != nil {
+		if errors.Is(err, io.EOF) && r.w == r.r {
+			return Frame{}, io.EOF
+		}
+		return Frame{}, r.streamError(err, "header")
+	}
+	h := r.buf[r.r : r.r+HeaderSize]
+	length := binary.BigEndian.Uint32(h[0:4])
+	f := Frame{Kind: h[4], ID: binary.BigEndian.Uint64(h[8:16])}
+	nfds := int(h[5])
+	if h[6] != 0 || h[7] != 0 {
+		return Frame{}, fmt.Errorf("%w: reserved header bytes are %#x %#x, not zero", ErrCorruptFrame, h[6], h[7])
+	}
+	if uint64(length) > uint64(r.max) {
+		return Frame{}, fmt.Errorf("%w: header announces %d bytes, the maximum is %d", ErrFrameTooLarge, length, r.max)
+	}
+	if nfds > MaxFDs {
+		return Frame{}, fmt.Errorf("%w: header announces %d file descriptors, at most %d", ErrCorruptFrame, nfds, MaxFDs)
+	}
+	r.r += HeaderSize
+	f.Body = r.alloc(int(length))
+	n := copy(f.Body, r.buf[r.r:r.w])
+	r.r += n
+	for n < len(f.Body) {
+		// The buffer is empty here. A large rest goes straight into the body.
+		r.r, r.w = 0, 0
+		if len(f.Body)-n >= len(r.buf) {
+			m, err := r.receive(f.Body[n:])
+			if err != nil {
+				return Frame{}, r.streamError(err, "body")
+			}
+			n += m
+			continue
+		}
+		if err := r.fill(1); err != nil {
+			return Frame{}, r.streamError(err, "body")
+		}
+		m := copy(f.Body[n:], r.buf[r.r:r.w])
+		r.r += m
+		n += m
+	}
+	if nfds > 0 {
+		// Descriptors travel with the first byte of their frame's send, so
+		// they have all arrived once the whole frame has.
+		if len(r.fds) < nfds {
+			return Frame{}, fmt.Errorf("%w: frame announces %d file descriptors, %d arrived", ErrCorruptFrame, nfds, len(r.fds))
+		}
+		f.FDs = append([]int(nil), r.fds[:nfds]...)
+		r.fds = append(r.fds[:0], r.fds[nfds:]...)
+	}
+	return f, nil
+}
+
+// fill makes at least k bytes available in buf[r:w], receiving more.
+func (r *frameReader) fill(k int) error {
+	if r.w-r.r >= k {
+		return nil
+	}
+	if len(r.buf)-r.r < k {
+		r.w = copy(r.buf, r.buf[r.r:r.w])
+		r.r = 0
+	}
+	for r.w-r.r < k {
+		m, err := r.receive(r.buf[r.w:])
+		if err != nil {
+			return err
+		}
+		r.w += m
+	}
+	return nil
+}
+
+func (r *frameReader) receive(p []byte) (int, error) {
+	n, fds, err := r.recv(p)
+	r.fds = append(r.fds, fds...)
+	if err == nil && n <= 0 {
+		err = io.ErrNoProgress
+	}
+	return n, err
+}
+
+// streamError explains an error that hit inside a frame.
+func (r *frameReader) streamError(err error, where string) error {
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: stream ended inside a frame %s: %w", ErrCorruptFrame, where, io.ErrUnexpectedEOF)
+	}
+	return err
+}
+
+// takeFDs returns the descriptors that arrived but no frame claimed, so
+// the owner can close them.
+func (r *frameReader) takeFDs() []int {
+	fds := r.fds
+	r.fds = nil
+	return fds
+}

@@ -1,0 +1,83 @@
+package cancel
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// ProtocolVersion is the version of the supervisor–worker protocol this
+// package speaks; a worker whose Hello carries another is refused.
+const ProtocolVersion = 1
+
+// Environment variables by which Start tells the worker what it is; Attach
+// reads and then unsets them, so that a process the worker starts in turn
+// does not mistake itself for a worker.
+const (
+	// EnvWorker is "1" in a worker process.
+	EnvWorker = "OFFLOAD_WORKER"
+	// EnvParent holds the supervisor's pid, to notice a parent that died
+	// before the worker attached.
+	EnvParent = "OFFLOAD_WORKER_PARENT"
+	// EnvMaxFrame holds the channel's maximum frame body size.
+	EnvMaxFrame = "OFFLOAD_WORKER_MAX_FRAME"
+)
+
+// workerFD is the channel's descriptor in the worker: the first of
+// exec.Cmd.ExtraFiles.
+const workerFD = 3
+
+// Hello is the worker's handshake, the first frame it sends.
+type Hello struct {
+	// Version is the worker's ProtocolVersion.
+	Version int `json:"version"`
+	// PID is the worker's process id.
+	PID int `json:"pid"`
+	// Tasks names the tasks the worker has registered.
+	Tasks []string `json:"tasks"`
+}
+
+// maxHello bounds the handshake frame: a few thousand task names.
+const maxHello = 1 << 20
+
+// SendHello sends the handshake. A zero Version or PID is filled in with
+// ProtocolVersion and the calling process's pid. A worker calls it once,
+// right after Attach, before any other frame.
+func (c *Conn) SendHello(h Hello) error {
+	if h.Version == 0 {
+		h.Version = ProtocolVersion
+	}
+	if h.PID == 0 {
+		h.PID = os.Getpid()
+	}
+	body, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("cancel: encode hello: %w", err)
+	}
+	if len(body) > maxHello || len(body) > c.MaxFrame() {
+		return fmt.Errorf("%w: hello of %d bytes (too many task names)", ErrFrameTooLarge, len(body))
+	}
+	return c.WriteFrame(Frame{Kind: KindHello, Body: body})
+}
+
+// parseHello checks the handshake frame f of the worker with process id pid.
+func parseHello(f Frame, pid int) (Hello, error) {
+	var h Hello
+	if len(f.FDs) > 0 {
+		closeFDs(f.FDs)
+		return h, fmt.Errorf("%w: hello carries file descriptors", ErrProtocol)
+	}
+	if f.Kind != KindHello {
+		return h, fmt.Errorf("%w: first frame has kind %#x, not hello", ErrProtocol, f.Kind)
+	}
+	if err := json.Unmarshal(f.Body, &h); err != nil {
+		return h, fmt.Errorf("%w: malformed hello: %w", ErrProtocol, err)
+	}
+	if h.Version != ProtocolVersion {
+		return h, fmt.Errorf("%w: worker speaks protocol version %d, supervisor %d (is the worker the same build?)", ErrProtocol, h.Version, ProtocolVersion)
+	}
+	if h.PID != pid {
+		return h, fmt.Errorf("%w: hello from pid %d, but the started process is pid %d", ErrProtocol, h.PID, pid)
+	}
+	return h, nil
+}

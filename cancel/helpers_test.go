@@ -1,0 +1,121 @@
+//go:build linux
+
+package cancel
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func testContext() context.Context { return context.Background() }
+
+// newPair returns both ends of a fresh channel.
+func newPair(t testing.TB, max int) (*Conn, *Conn) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	a, b := newConn(fds[0], max), newConn(fds[1], max)
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
+// logBuffer is a concurrency-safe buffer behind a JSON slog handler.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
+
+// quietLogger keeps worker output out of the test log unless it fails.
+func quietLogger(t testing.TB) *slog.Logger {
+	var l logBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("worker log:\n%s", l.String())
+		}
+	})
+	return l.logger()
+}
+
+// startWorker starts the test binary as a worker and closes it at cleanup.
+func startWorker(t testing.TB, s Spec) *Process {
+	t.Helper()
+	if s.Logger == nil {
+		s.Logger = quietLogger(t)
+	}
+	p, err := Start(testContext(), s)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// waitDone waits for the reap, failing the test after a generous timeout.
+func waitDone(t testing.TB, p *Process) *Exit {
+	t.Helper()
+	select {
+	case <-p.Done():
+		return p.Exit()
+	case <-time.After(20 * time.Second):
+		t.Fatalf("worker %d (pid %d) not reaped in time", p.ID(), p.PID())
+		return nil
+	}
+}
+
+// roundTrip sends f and reads the reply.
+func roundTrip(t testing.TB, c *Conn, f Frame) Frame {
+	t.Helper()
+	require.NoError(t, c.WriteFrame(f))
+	got, err := c.ReadFrame()
+	require.NoError(t, err)
+	return got
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(ents)
+}
+
+// processGone reports whether pid no longer runs (gone, or a zombie that
+// nobody reaps, as under a container's init).
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// waitGone waits until pid is gone.
+func waitGone(t testing.TB, pid int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return processGone(pid) }, 20*time.Second, 10*time.Millisecond,
+		"process %d still running", pid)
+}

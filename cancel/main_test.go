@@ -1,0 +1,148 @@
+//go:build linux
+
+package cancel
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// Frame kinds of the test worker (the test binary re-executed).
+const (
+	kindEcho     byte = iota + 1 // reply with the same frame
+	kindPrint                    // print the body to stdout and stderr, then echo
+	kindExit3                    // os.Exit(3)
+	kindNilDeref                 // nil pointer dereference: Go's SIGSEGV panic
+	kindGoPanic                  // panic on a goroutine of its own
+	kindFatal                    // fatal runtime error (unrecoverable)
+	kindAbort                    // crash with GOTRACEBACK=crash: killed by SIGABRT
+	kindAlloc                    // allocate until killed
+	kindHang                     // stop reading and sleep forever
+	kindSendN                    // try to send a frame whose body length is the body's number
+	kindFDs                      // reply with the contents of the received descriptors
+)
+
+// Environment variables that steer the test binary.
+const (
+	envHelloVersion = "CANCEL_TEST_HELLO_VERSION" // worker: send this version
+	envIntermediate = "CANCEL_TEST_INTERMEDIATE"  // start a worker, print its pid, exit
+	envNoHello      = "CANCEL_TEST_NO_HELLO"      // worker: never send the hello
+)
+
+var testTasks = []string{"echo", "crash"}
+
+func TestMain(m *testing.M) {
+	conn, worker, err := Attach()
+	if worker {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		serveTest(conn)
+	}
+	if os.Getenv(envIntermediate) == "1" {
+		intermediate()
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// serveTest is the test worker's loop; it exits the process.
+func serveTest(conn *Conn) {
+	if os.Getenv(envNoHello) == "1" {
+		time.Sleep(time.Hour)
+	}
+	version, _ := strconv.Atoi(os.Getenv(envHelloVersion))
+	if err := conn.SendHello(Hello{Version: version, Tasks: testTasks}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for {
+		f, err := conn.ReadFrame()
+		if errors.Is(err, io.EOF) {
+			os.Exit(0) // the supervisor closed the channel or died
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		if err := handleTest(conn, f); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func handleTest(conn *Conn, f Frame) error {
+	switch f.Kind {
+	case kindEcho:
+	case kindPrint:
+		os.Stdout.Write(f.Body)
+		os.Stderr.Write(f.Body)
+	case kindExit3:
+		fmt.Fprintln(os.Stderr, "exiting with status 3")
+		os.Exit(3)
+	case kindNilDeref:
+		var p *Frame
+		_ = p.Kind
+	case kindGoPanic:
+		go panic("boom on a goroutine")
+		select {}
+	case kindFatal:
+		var mu sync.Mutex
+		mu.Unlock() // "fatal error: sync: unlock of unlocked mutex"
+	case kindAbort:
+		debug.SetTraceback("crash")
+		panic("abort")
+	case kindAlloc:
+		var keep [][]byte
+		for {
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+	case kindHang:
+		select {}
+	case kindSendN:
+		n, _ := strconv.Atoi(string(f.Body))
+		err := conn.WriteFrame(Frame{Kind: kindSendN, ID: f.ID, Body: make([]byte, n)})
+		f.Body = []byte(fmt.Sprint(err))
+	case kindFDs:
+		var body []byte
+		for _, fd := range f.FDs {
+			file := os.NewFile(uintptr(fd), "received")
+			b, err := io.ReadAll(file)
+			file.Close()
+			if err != nil {
+				return err
+			}
+			body = append(body, b...)
+		}
+		f = Frame{Kind: kindFDs, ID: f.ID, Body: body}
+	default:
+		return fmt.Errorf("unknown kind %d", f.Kind)
+	}
+	return conn.WriteFrame(f)
+}
+
+// intermediate starts a worker, prints its pid and exits without closing
+// it: the worker must die of Pdeathsig.
+func intermediate() {
+	p, err := Start(testContext(), Spec{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(p.PID())
+	os.Exit(0)
+}

@@ -1,0 +1,245 @@
+package cancel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Process supervises one worker process: it owns the process, its channel
+// and its output. Get one from Start; the zero value is not usable. All
+// methods are safe for concurrent use. Reaping happens in the background:
+// nobody has to wait for it, and Done tells when it has happened.
+// Call Close once done with it, also after Done: it releases the channel.
+type Process struct {
+	spec  Spec
+	cmd   *exec.Cmd
+	conn  *Conn
+	hello Hello
+	log   *slog.Logger
+
+	stdout, stderr *output
+	outputs        chan struct{} // one value per output copier that ended
+	outFiles       [2]*os.File   // read ends, closed by the copiers or the reaper
+
+	killed    atomic.Int32 // KillReason, the first one wins
+	killedRSS atomic.Int64
+
+	done      chan struct{} // closed once reaped and exit is set
+	exit      *Exit
+	closeOnce sync.Once
+}
+
+// outputDrain is how long the reaper waits, after the process exited, for
+// its output to reach EOF; only a descendant holding the pipes makes it
+// wait that long, and then the pipes are closed on it.
+const outputDrain = 200 * time.Millisecond
+
+// Start starts a worker process as s describes and waits for its hello. It
+// blocks until the worker has sent its hello, ctx ends, s.StartTimeout
+// passes or the worker dies; on any failure the worker is killed and reaped
+// and nothing is left behind. The error wraps ctx.Err(), ErrStartTimeout,
+// ErrProtocol (bad or mismatched hello) or the *Exit of a worker that died
+// first (whose message carries its stderr tail).
+//
+// ctx bounds only the start: cancelling it later does not affect the
+// running process.
+func Start(ctx context.Context, s Spec) (*Process, error) {
+	s, err := s.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p, err := spawn(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.handshake(ctx); err != nil {
+		p.kill(KilledByStart)
+		p.conn.Close()
+		<-p.done
+		return nil, fmt.Errorf("cancel: start worker %d: %w", s.ID, err)
+	}
+	return p, nil
+}
+
+// spawn starts the process and its background goroutines.
+func spawn(s Spec) (*Process, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("cancel: socketpair: %w", err)
+	}
+	child := os.NewFile(uintptr(pair[1]), "offload-worker-channel")
+	defer child.Close()
+	var r, w [2]*os.File
+	for i := range r {
+		if r[i], w[i], err = os.Pipe(); err != nil {
+			unix.Close(pair[0])
+			closeFiles(r[:i]...)
+			closeFiles(w[:i]...)
+			return nil, fmt.Errorf("cancel: pipe: %w", err)
+		}
+	}
+	cmd := exec.Command(s.Path, s.Args...)
+	cmd.Env = s.environ(os.Getpid())
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = w[0], w[1]
+	cmd.ExtraFiles = []*os.File{child}
+	// Pdeathsig fires when the thread that forked exits; Go only ends a
+	// thread under a goroutine that exits locked to it (see the README).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	closeFiles(w[:]...)
+	if err != nil {
+		unix.Close(pair[0])
+		closeFiles(r[:]...)
+		return nil, fmt.Errorf("cancel: start worker %d: %w", s.ID, err)
+	}
+	pid := cmd.Process.Pid
+	log := s.Logger.With(slog.Int("worker", s.ID), slog.Int("pid", pid))
+	p := &Process{
+		spec:     s,
+		cmd:      cmd,
+		conn:     newConn(pair[0], s.MaxFrame),
+		log:      log,
+		stdout:   &output{logger: log, stream: "stdout"},
+		stderr:   &output{logger: log, stream: "stderr"},
+		outputs:  make(chan struct{}, 2),
+		outFiles: r,
+		done:     make(chan struct{}),
+	}
+	go p.copyOutput(p.stdout, r[0])
+	go p.copyOutput(p.stderr, r[1])
+	go p.reap()
+	if s.MemoryLimit > 0 {
+		go p.watchMemory()
+	}
+	return p, nil
+}
+
+func (p *Process) copyOutput(o *output, f *os.File) {
+	o.copy(f)
+	f.Close()
+	p.outputs <- struct{}{}
+}
+
+// handshake waits for the hello frame.
+func (p *Process) handshake(ctx context.Context) error {
+	type result struct {
+		f   Frame
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		f, err := p.conn.ReadFrame()
+		got <- result{f, err}
+	}()
+	timer := time.NewTimer(p.spec.StartTimeout)
+	defer timer.Stop()
+	var err error
+	select {
+	case r := <-got:
+		if r.err == nil {
+			p.hello, err = parseHello(r.f, p.PID())
+			return err
+		}
+		if errors.Is(r.err, ErrClosed) || errors.Is(r.err, ErrFrameTooLarge) || errors.Is(r.err, ErrCorruptFrame) {
+			return fmt.Errorf("%w: reading hello: %w", ErrProtocol, r.err)
+		}
+		// The channel ended: the worker died, or is not a worker at all.
+		select {
+		case <-p.done:
+			return p.exit
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return fmt.Errorf("%w: worker closed its channel without a hello", ErrProtocol)
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timer.C:
+		err = fmt.Errorf("%w (%v)", ErrStartTimeout, p.spec.StartTimeout)
+	}
+	p.conn.Close() // unblocks the reader
+	<-got
+	return err
+}
+
+// reap waits for the process, then for its output, and publishes the Exit.
+func (p *Process) reap() {
+	werr := p.cmd.Wait()
+	timer := time.NewTimer(outputDrain)
+	defer timer.Stop()
+	for ended := 0; ended < 2; {
+		select {
+		case <-p.outputs:
+			ended++
+		case <-timer.C:
+			closeFiles(p.outFiles[:]...) // copiers end on the closed files
+		}
+	}
+	p.exit = p.account(werr)
+	close(p.done)
+}
+
+func (p *Process) account(werr error) *Exit {
+	e := &Exit{
+		ID:          p.spec.ID,
+		PID:         p.PID(),
+		Code:        -1,
+		Killed:      KillReason(p.killed.Load()),
+		RSS:         p.killedRSS.Load(),
+		MemoryLimit: p.spec.MemoryLimit,
+		Stderr:      p.stderr.lines(),
+	}
+	st := p.cmd.ProcessState
+	if st == nil {
+		e.Err = werr
+		return e
+	}
+	e.Code = st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
+	}
+	if e.Signal != syscall.SIGKILL {
+		// The worker ended on its own before the kill landed.
+		e.Killed, e.RSS = NotKilled, 0
+	}
+	return e
+}
+
+// kill sends SIGKILL, recording why unless a reason was already recorded.
+func (p *Process) kill(why KillReason) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.killed.CompareAndSwap(int32(NotKilled), int32(why))
+	// After the reap this is a no-op: os.Process holds a pidfd, so the
+	// signal can never reach another process that reused the pid.
+	p.cmd.Process.Kill()
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func signalName(s syscall.Signal) string {
+	if name := unix.SignalName(s); name != "" {
+		return name
+	}
+	return s.String()
+}

@@ -1,0 +1,117 @@
+package cancel
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Spec describes the worker process to start. The zero value starts the
+// running program itself as a worker with every default.
+type Spec struct {
+	// Path is the binary to run. Default: os.Executable(), the program
+	// itself, which must call Attach first thing in main.
+	Path string
+	// Args are the arguments after the program name.
+	Args []string
+	// Env holds extra "KEY=value" entries added to the supervisor's own
+	// environment (later entries win).
+	Env []string
+	// Dir is the working directory; empty means the supervisor's.
+	Dir string
+	// ID identifies the worker in logs and errors ("worker 3").
+	ID int
+	// Logger receives each line the worker prints to stdout or stderr, with
+	// attributes worker (ID), pid and stream ("stdout" or "stderr"), and the
+	// supervisor's own notes about the worker. Default: slog.Default().
+	Logger *slog.Logger
+	// MaxFrame is the largest frame body either side sends or accepts.
+	// Default: DefaultMaxFrame; at most MaxFrameLimit.
+	MaxFrame int
+	// MemoryLimit is the worker's resident memory limit in bytes; 0 means
+	// none. The supervisor samples the worker's RSS every MemoryPoll and
+	// kills it on breach; it also sets GOMEMLIMIT in the worker's
+	// environment to the limit (unless Env sets it) so the worker's garbage
+	// collector works to stay under it first.
+	MemoryLimit int64
+	// MemoryPoll is the RSS sampling interval. Default: 5 ms.
+	MemoryPoll time.Duration
+	// StartTimeout bounds the wait for the worker's hello. Default: 10 s.
+	StartTimeout time.Duration
+	// CloseGrace is how long Close lets the worker exit by itself after
+	// its channel closed before killing it. Default: 1 s.
+	CloseGrace time.Duration
+}
+
+const (
+	defaultMemoryPoll   = 5 * time.Millisecond
+	defaultStartTimeout = 10 * time.Second
+	defaultCloseGrace   = time.Second
+)
+
+// withDefaults validates s and fills in its defaults.
+func (s Spec) withDefaults() (Spec, error) {
+	switch {
+	case s.MaxFrame < 0 || s.MaxFrame > MaxFrameLimit:
+		return s, fmt.Errorf("cancel: Spec.MaxFrame %d outside [0, %d]", s.MaxFrame, MaxFrameLimit)
+	case s.MemoryLimit < 0:
+		return s, fmt.Errorf("cancel: negative Spec.MemoryLimit %d", s.MemoryLimit)
+	case s.MemoryPoll < 0 || s.StartTimeout < 0 || s.CloseGrace < 0:
+		return s, errors.New("cancel: negative duration in Spec")
+	}
+	if s.Path == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return s, fmt.Errorf("cancel: find the program to run as worker: %w", err)
+		}
+		s.Path = exe
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if s.MaxFrame == 0 {
+		s.MaxFrame = DefaultMaxFrame
+	}
+	if s.MemoryPoll == 0 {
+		s.MemoryPoll = defaultMemoryPoll
+	}
+	if s.StartTimeout == 0 {
+		s.StartTimeout = defaultStartTimeout
+	}
+	if s.CloseGrace == 0 {
+		s.CloseGrace = defaultCloseGrace
+	}
+	return s, nil
+}
+
+// environ is the worker's environment: the supervisor's without any worker
+// variables it may itself have inherited, then Spec.Env, then ours.
+func (s Spec) environ(parent int) []string {
+	env := make([]string, 0, len(os.Environ())+len(s.Env)+4)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvWorker) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, s.Env...)
+	if s.MemoryLimit > 0 && !hasKey(s.Env, "GOMEMLIMIT") {
+		env = append(env, "GOMEMLIMIT="+strconv.FormatInt(s.MemoryLimit, 10))
+	}
+	return append(env,
+		EnvWorker+"=1",
+		EnvParent+"="+strconv.Itoa(parent),
+		EnvMaxFrame+"="+strconv.Itoa(s.MaxFrame))
+}
+
+func hasKey(env []string, key string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, key+"=") {
+			return true
+		}
+	}
+	return false
+}
