@@ -1,0 +1,112 @@
+package pool
+
+import "context"
+
+// admitMode says how a submission is admitted.
+type admitMode uint8
+
+const (
+	admitNow   admitMode = 0         // fail with ErrQueueFull when at capacity
+	admitWait  admitMode = 1 << iota // block for room instead
+	admitWatch                       // resolve the future when ctx ends, even if nobody waits
+)
+
+// admit accepts j into the queue or says why not, without side effects on
+// failure: a rejected job never runs and holds no slot.
+func (p *Pool) admit(j job, mode admitMode) error {
+	ctx := j.context()
+	if !j.known() {
+		p.stats.rejected.Add(1)
+		return ErrUnknownTask
+	}
+	at := now()
+	p.mu.Lock()
+	if err := p.refuse(ctx); err != nil {
+		p.mu.Unlock()
+		p.stats.rejected.Add(1)
+		return err
+	}
+	if p.full() {
+		if mode&admitWait == 0 {
+			p.mu.Unlock()
+			p.stats.rejected.Add(1)
+			return ErrQueueFull
+		}
+		if err := p.waitForRoom(ctx); err != nil {
+			return err // waitForRoom has unlocked
+		}
+	} else {
+		p.inflight++
+	}
+	j.accept(p, at, mode&admitWatch != 0)
+	p.enqueue(j)
+	p.mu.Unlock()
+	return nil
+}
+
+// refuse says why the pool can't take a submission at all. p.mu is held.
+func (p *Pool) refuse(ctx context.Context) error {
+	if p.state != open {
+		return ErrClosed
+	}
+	return ctx.Err() // the caller has given up already: don't start the work
+}
+
+// full reports whether every admission slot is taken. p.mu is held.
+func (p *Pool) full() bool {
+	return p.opts.capacity >= 0 && p.inflight >= p.opts.capacity
+}
+
+// enqueue puts an admitted job in the queue and makes sure a worker will
+// take it. p.mu is held and the job's slot is counted in p.inflight.
+func (p *Pool) enqueue(j job) {
+	p.queue.push(j.queueLink())
+	p.stats.submitted.Add(1)
+	p.stats.queued.Store(int64(p.queue.n))
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		w.wake <- struct{}{} // buffered, and w was idle: never blocks
+	} else if len(p.all)+p.starting < p.opts.Workers {
+		p.spawn()
+	}
+}
+
+// abandon resolves j with err because its caller's ctx ended. A queued job
+// leaves the queue and frees its slot at once; a running one keeps its
+// worker (and its slot) until the task returns.
+func (p *Pool) abandon(j job, err error) {
+	p.mu.Lock()
+	if p.queue.remove(j.queueLink()) {
+		p.stats.queued.Store(int64(p.queue.n))
+		p.release()
+	}
+	won := j.fail(err)
+	p.mu.Unlock()
+	if won {
+		p.stats.canceled.Add(1)
+	}
+}
+
+// release frees one admission slot: it goes to the longest-waiting
+// SubmitBlocking caller if there is one. p.mu is held.
+func (p *Pool) release() {
+	if p.waiters.grant() {
+		return // the slot now belongs to that waiter
+	}
+	p.inflight--
+	p.checkDrained()
+}
+
+// checkDrained closes p.drained once a pool that no longer takes work has
+// nothing left: no task in flight and no worker alive. p.mu is held.
+func (p *Pool) checkDrained() {
+	if p.state == open || p.inflight > 0 || len(p.all) > 0 || p.starting > 0 {
+		return
+	}
+	select {
+	case <-p.drained:
+	default:
+		close(p.drained)
+	}
+}

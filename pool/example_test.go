@@ -1,0 +1,57 @@
+package pool_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+type SumIn struct{ A, B int }
+
+// Sum is registered at package level, so that worker processes know it too.
+var Sum = pool.Register("example.sum", func(_ context.Context, in SumIn) (int, error) {
+	return in.A + in.B, nil
+})
+
+func ExampleRun() {
+	p, err := pool.New(pool.Options{Workers: 2}) // MaxQueue auto = 4
+	if err != nil {
+		panic(err)
+	}
+	defer p.Close()
+
+	out, err := pool.Run(context.Background(), p, Sum, SumIn{A: 1, B: 2})
+	if errors.Is(err, pool.ErrQueueFull) {
+		fmt.Println("busy: answer 503")
+		return
+	}
+	fmt.Println(out, err)
+	// Output: 3 <nil>
+}
+
+func ExampleSubmit() {
+	p, err := pool.New(pool.Options{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Shutdown(context.Background())
+
+	var futures []*pool.Future[int]
+	for i := range 3 {
+		f, err := pool.Submit(context.Background(), p, Sum, SumIn{A: i, B: 10})
+		if err != nil {
+			panic(err)
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		out, err := f.Wait()
+		fmt.Println(out, err)
+	}
+	// Output:
+	// 10 <nil>
+	// 11 <nil>
+	// 12 <nil>
+}

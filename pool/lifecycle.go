@@ -1,0 +1,74 @@
+package pool
+
+import "context"
+
+// Shutdown stops intake (every later submission gets ErrClosed), lets
+// queued and running tasks finish, and returns once they have and every
+// worker has exited. If ctx ends first, Shutdown closes the pool as Close
+// does and returns ctx's error. It is safe to call more than once and
+// concurrently with Close.
+func (p *Pool) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	if p.state == open {
+		p.state = draining
+		p.waiters.failAll(ErrClosed)
+		p.wakeIdle() // idle workers see the empty queue and exit
+		p.checkDrained()
+	}
+	p.mu.Unlock()
+	select {
+	case <-p.drained:
+		p.cancelStop(ErrClosed) // ends the reaper
+		p.workersWG.Wait()
+		return nil
+	case <-ctx.Done():
+		p.Close()
+		return ctx.Err()
+	}
+}
+
+// Close stops the pool now: intake stops (ErrClosed), queued tasks are
+// dropped and their callers get ErrClosed, running tasks have their ctx
+// cancelled (cause ErrClosed) and their callers get ErrClosed at once. A
+// goroutine task that ignores its ctx goes on until it returns; only a
+// Subprocess worker can be killed. Close does not wait; it is idempotent
+// and always returns nil.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.state == closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.state = closed
+	dropped := p.queue.drain()
+	p.stats.queued.Store(0)
+	p.inflight -= len(dropped)
+	p.waiters.failAll(ErrClosed)
+	var running []job
+	for w := range p.all {
+		if w.current != nil {
+			running = append(running, w.current)
+		}
+	}
+	p.wakeIdle()
+	canceled := 0
+	for _, j := range append(dropped, running...) {
+		if j.fail(ErrClosed) {
+			canceled++
+		}
+	}
+	p.checkDrained()
+	p.mu.Unlock()
+	p.stats.canceled.Add(uint64(canceled))
+	p.cancelStop(ErrClosed)
+	return nil
+}
+
+// wakeIdle wakes every parked worker so that it re-reads the pool's state.
+// p.mu is held.
+func (p *Pool) wakeIdle() {
+	for _, w := range p.idle {
+		w.wake <- struct{}{}
+	}
+	p.idle = p.idle[:0]
+}

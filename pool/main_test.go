@@ -1,0 +1,73 @@
+package pool_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// gate is a task input that blocks until its channel closes (or, with
+// honorCtx, until the task's ctx ends), recording that it started.
+type gate struct {
+	started  chan<- int
+	release  <-chan struct{}
+	id       int
+	honorCtx bool
+}
+
+var (
+	add = pool.Register("test.add", func(_ context.Context, in [2]int) (int, error) {
+		return in[0] + in[1], nil
+	})
+	wait = pool.Register("test.wait", func(ctx context.Context, g gate) (int, error) {
+		if g.started != nil {
+			g.started <- g.id
+		}
+		if g.honorCtx {
+			select {
+			case <-g.release:
+			case <-ctx.Done():
+				return 0, context.Cause(ctx)
+			}
+		} else {
+			<-g.release
+		}
+		return g.id, nil
+	})
+	fail = pool.Register("test.fail", func(_ context.Context, msg string) (struct{}, error) {
+		return struct{}{}, errors.New(msg)
+	})
+	boom = pool.Register("test.panic", func(_ context.Context, v any) (int, error) {
+		panic(v)
+	})
+	spin = pool.Register("test.spin", func(_ context.Context, d time.Duration) (int, error) {
+		for end := time.Now().Add(d); time.Now().Before(end); {
+		}
+		return 1, nil
+	})
+)
+
+func newPool(t *testing.T, o pool.Options) *pool.Pool {
+	t.Helper()
+	p, err := pool.New(o)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", o, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown in cleanup: %v", err)
+		}
+	})
+	return p
+}

@@ -1,0 +1,115 @@
+package pool
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Pool runs registered tasks on a bounded set of workers. Create it with
+// New; the zero value is not usable. A Pool is safe for concurrent use.
+type Pool struct {
+	opts settings
+
+	mu       sync.Mutex
+	queue    fifo
+	idle     []*worker            // parked workers, most recently parked last
+	all      map[*worker]struct{} // every live worker
+	starting int                  // workers spawned that have not yet run
+	inflight int                  // accepted and not yet finished: queued + running
+	waiters  waitList             // SubmitBlocking callers waiting for room
+	state    state
+	drained  chan struct{} // closed when no longer open and nothing is left
+	reaping  bool          // the idle reaper goroutine is running
+	tick     uint64        // the reaper's clock, in quarters of IdleTimeout
+
+	// stop ends the contexts of running tasks whose caller's ctx never
+	// ends; Close cancels it.
+	stop       context.Context
+	cancelStop context.CancelCauseFunc
+
+	workersWG sync.WaitGroup
+	stats     recorder
+}
+
+type state int
+
+const (
+	open     state = iota
+	draining       // Shutdown called: no intake, queued and running work goes on
+	closed         // Close called, or Shutdown's ctx ended
+)
+
+// New returns a Pool configured by opts, with MinWorkers already started.
+// It returns an error for an invalid Options.
+func New(opts Options) (*Pool, error) {
+	s, err := opts.settle()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{
+		opts:    s,
+		all:     make(map[*worker]struct{}),
+		drained: make(chan struct{}),
+	}
+	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
+	p.mu.Lock()
+	for range s.MinWorkers {
+		p.spawn()
+	}
+	p.mu.Unlock()
+	return p, nil
+}
+
+// Options returns the pool's configuration with every default filled in.
+func (p *Pool) Options() Options { return p.opts.Options }
+
+// Run submits in to task and waits for its result. It fails at once with
+// ErrQueueFull when the pool is at capacity and with ErrClosed after
+// Shutdown or Close. The task gets ctx; when ctx ends, Run returns ctx's
+// error at once, whether the task was still queued (it then never runs) or
+// already running (it goes on until it returns, keeping its worker busy).
+func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (Out, error) {
+	c := newCall(ctx, task, in)
+	if err := p.admit(c, admitNow); err != nil {
+		var zero Out
+		return zero, err
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		p.abandon(c, ctx.Err())
+		<-c.done // resolved now, by us or by the worker that beat us
+	}
+	return c.out, c.err
+}
+
+// Submit accepts in for task and returns its Future without waiting for a
+// worker. It fails at once with ErrQueueFull when the pool is at capacity,
+// and with ErrClosed after Shutdown or Close; a rejected task never runs.
+// When ctx ends before the task finishes, the Future resolves with ctx's
+// error at once and, if the task was still queued, its slot is freed.
+func Submit[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (*Future[Out], error) {
+	c := newCall(ctx, task, in)
+	if err := p.admit(c, admitNow|admitWatch); err != nil {
+		return nil, err
+	}
+	return &c.Future, nil
+}
+
+// SubmitBlocking is Submit for batch producers: instead of failing with
+// ErrQueueFull it blocks until the pool has room or ctx ends (returning
+// ctx's error). Blocked callers get room in the order they arrived. It
+// still fails at once with ErrClosed after Shutdown or Close.
+func SubmitBlocking[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (*Future[Out], error) {
+	c := newCall(ctx, task, in)
+	if err := p.admit(c, admitWait|admitWatch); err != nil {
+		return nil, err
+	}
+	return &c.Future, nil
+}
+
+// now is the monotonic clock in nanoseconds since the process started.
+func now() int64 { return int64(time.Since(epoch)) }
+
+var epoch = time.Now()

@@ -1,0 +1,172 @@
+package pool_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// counted is a task input that records each run of its id.
+type counted struct {
+	runs  *[]atomic.Int32
+	id    int
+	sleep time.Duration
+	panic bool
+}
+
+var countedTask = pool.Register("test.counted", func(ctx context.Context, in counted) (int, error) {
+	(*in.runs)[in.id].Add(1)
+	if in.panic {
+		panic("planned")
+	}
+	if in.sleep > 0 {
+		select {
+		case <-time.After(in.sleep):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return in.id, nil
+})
+
+// Every submission resolves exactly once — a result, an error or a
+// rejection — under concurrent submitters, random cancels and deadlines and
+// a shutdown midway; no task runs twice, a rejected task never runs, and
+// the counters add up.
+func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
+	t.Parallel()
+	const submitters, each = 16, 150
+	p, err := pool.New(pool.Options{Workers: 3, MaxQueue: 6, IdleTimeout: 5 * time.Millisecond})
+	require.NoError(t, err)
+	runs := make([]atomic.Int32, submitters*each)
+
+	type outcome struct {
+		out      int
+		err      error
+		rejected bool
+	}
+	outcomes := make([]outcome, submitters*each)
+	var resolved atomic.Int64
+	var wg sync.WaitGroup
+	for s := range submitters {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(s), 42))
+			for k := range each {
+				id := s*each + k
+				in := counted{runs: &runs, id: id, sleep: time.Duration(r.IntN(300)) * time.Microsecond, panic: r.IntN(20) == 0}
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				switch r.IntN(4) {
+				case 1:
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(400))*time.Microsecond)
+				case 2:
+					ctx, cancel = context.WithCancel(ctx)
+					go func(d time.Duration) { time.Sleep(d); cancel() }(time.Duration(r.IntN(300)) * time.Microsecond)
+				}
+				var o outcome
+				switch r.IntN(3) {
+				case 0:
+					o.out, o.err = pool.Run(ctx, p, countedTask, in)
+					// ErrClosed from Run may also mean Close dropped it later.
+					o.rejected = errors.Is(o.err, pool.ErrQueueFull)
+				default:
+					submit := pool.Submit[counted, int]
+					if r.IntN(2) == 0 {
+						submit = pool.SubmitBlocking[counted, int]
+					}
+					f, err := submit(ctx, p, countedTask, in)
+					if err != nil {
+						o.err, o.rejected = err, true
+						break
+					}
+					o.out, o.err = f.Wait()
+					again, againErr := f.Wait()
+					assert.Equal(t, o.out, again, "Wait is stable")
+					assert.Equal(t, o.err, againErr, "Wait is stable")
+				}
+				cancel()
+				outcomes[id] = o
+				resolved.Add(1)
+			}
+		})
+	}
+	// Shut down midway, with a deadline that cuts some work off.
+	require.Eventually(t, func() bool { return resolved.Load() > submitters*each/2 }, 30*time.Second, time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+	shutdownErr := p.Shutdown(ctx)
+	cancel()
+	wg.Wait()
+	require.NoError(t, p.Shutdown(context.Background()))
+	if shutdownErr != nil {
+		require.ErrorIs(t, shutdownErr, context.DeadlineExceeded)
+	}
+
+	var completed, rejected int
+	for id, o := range outcomes {
+		n := runs[id].Load()
+		require.LessOrEqual(t, n, int32(1), "task %d ran %d times", id, n)
+		switch {
+		case o.err == nil:
+			completed++
+			require.Equal(t, id, o.out)
+			require.Equal(t, int32(1), n, "a result comes from a run")
+		case o.rejected:
+			rejected++
+			require.Equal(t, int32(0), n, "rejected task %d ran (%v)", id, o.err)
+		}
+	}
+	st := p.Stats()
+	assert.Equal(t, uint64(completed), st.Completed)
+	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
+	assert.Equal(t, uint64(submitters*each), st.Submitted+st.Rejected)
+	assert.Equal(t, 0, st.Workers)
+	assert.Greater(t, st.Rejected, uint64(0), "the test exercised rejection")
+	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
+	assert.Greater(t, st.Failed, uint64(0), "the test exercised panics")
+}
+
+// Many goroutines hammering one pool with every entry point, under -race.
+func TestStress(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 4, MinWorkers: 1, MaxQueue: 64, IdleTimeout: time.Millisecond})
+	var wg sync.WaitGroup
+	var ok atomic.Int64
+	for g := range 32 {
+		wg.Go(func() {
+			for i := range 300 {
+				in := [2]int{g, i}
+				var out int
+				var err error
+				if i%2 == 0 {
+					out, err = pool.Run(context.Background(), p, add, in)
+				} else {
+					var f *pool.Future[int]
+					if f, err = pool.SubmitBlocking(context.Background(), p, add, in); err == nil {
+						out, err = f.Wait()
+					}
+				}
+				if errors.Is(err, pool.ErrQueueFull) {
+					continue
+				}
+				if assert.NoError(t, err) && assert.Equal(t, g+i, out) {
+					ok.Add(1)
+				}
+				if i%50 == 0 {
+					_ = p.Stats()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := p.Stats()
+	assert.Equal(t, uint64(ok.Load()), st.Completed)
+	assert.Equal(t, uint64(32*300), st.Submitted+st.Rejected)
+}

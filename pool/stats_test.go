@@ -1,0 +1,50 @@
+package pool_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+func TestStatsLatencyAndUtilization(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1})
+	const runs, d = 20, 5 * time.Millisecond
+	for range runs {
+		_, err := pool.Run(context.Background(), p, spin, d)
+		require.NoError(t, err)
+	}
+	st := p.Stats()
+	assert.Equal(t, uint64(runs), st.Submitted)
+	assert.Equal(t, uint64(runs), st.Completed)
+	assert.Equal(t, uint64(runs), st.RunTime.Count)
+	assert.GreaterOrEqual(t, st.RunTime.P50, d)
+	assert.GreaterOrEqual(t, st.RunTime.Max, st.RunTime.P99)
+	assert.GreaterOrEqual(t, st.RunTime.P99, st.RunTime.P50)
+	assert.Less(t, st.WaitTime.P50, st.RunTime.P50, "an idle worker picks a task up at once")
+	assert.Greater(t, st.Utilization, 0.0)
+	assert.LessOrEqual(t, st.Utilization, 1.0)
+	assert.GreaterOrEqual(t, p.RecentRunTime(), d/2)
+}
+
+func TestStatsShowsQueueWait(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 1})
+	release := make(chan struct{})
+	first, err := pool.Submit(context.Background(), p, wait, gate{release: release})
+	require.NoError(t, err)
+	second, err := pool.Submit(context.Background(), p, add, [2]int{})
+	require.NoError(t, err)
+	time.Sleep(30 * time.Millisecond)
+	close(release)
+	for _, f := range []*pool.Future[int]{first, second} {
+		_, err := f.Wait()
+		require.NoError(t, err)
+	}
+	assert.GreaterOrEqual(t, p.Stats().WaitTime.Max, 20*time.Millisecond, "the second task waited for the first")
+}

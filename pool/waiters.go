@@ -1,0 +1,76 @@
+package pool
+
+import "context"
+
+// waiter is a SubmitBlocking caller waiting for an admission slot.
+type waiter struct {
+	ready   chan struct{} // closed when granted a slot or failed
+	granted bool
+	err     error // set instead of granted when the pool closes
+}
+
+// waitList holds waiters in arrival order. The Pool's mutex guards it.
+// Waiting is the uncommon path, so a slice is enough.
+type waitList struct{ w []*waiter }
+
+// grant hands a freed slot to the oldest waiter and reports whether there
+// was one.
+func (l *waitList) grant() bool {
+	if len(l.w) == 0 {
+		return false
+	}
+	w := l.w[0]
+	l.w = l.w[1:]
+	w.granted = true
+	close(w.ready)
+	return true
+}
+
+// failAll wakes every waiter with err.
+func (l *waitList) failAll(err error) {
+	for _, w := range l.w {
+		w.err = err
+		close(w.ready)
+	}
+	l.w = nil
+}
+
+func (l *waitList) remove(w *waiter) {
+	for i, x := range l.w {
+		if x == w {
+			l.w = append(l.w[:i], l.w[i+1:]...)
+			return
+		}
+	}
+}
+
+// waitForRoom blocks, with p.mu held on entry, until a slot is granted to
+// the caller (returning nil with p.mu held again and the slot counted in
+// p.inflight) or ctx ends or the pool closes (returning the error with p.mu
+// released).
+func (p *Pool) waitForRoom(ctx context.Context) error {
+	w := &waiter{ready: make(chan struct{})}
+	p.waiters.w = append(p.waiters.w, w)
+	p.mu.Unlock()
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	switch {
+	case w.err != nil:
+		p.mu.Unlock()
+		p.stats.rejected.Add(1)
+		return w.err
+	case w.granted && ctx.Err() == nil && p.state == open:
+		return nil
+	case w.granted:
+		p.release() // give the slot we can't use to the next in line
+	default:
+		p.waiters.remove(w)
+	}
+	err := p.refuse(ctx)
+	p.mu.Unlock()
+	p.stats.rejected.Add(1)
+	return err
+}

@@ -1,0 +1,128 @@
+package pool
+
+import "time"
+
+// worker is one goroutine serving the queue. Its fields are guarded by the
+// Pool's mutex.
+type worker struct {
+	wake      chan struct{} // buffered 1: a send means "look at the queue"
+	current   job           // the job it runs, nil while idle
+	retire    bool          // told by the reaper to exit
+	idleTick  uint64        // the reaper's tick when it last parked
+	born      int64
+	startedAt int64 // when current started
+}
+
+// spawn starts a worker. p.mu is held.
+func (p *Pool) spawn() {
+	p.starting++
+	p.stats.workers.Store(int64(len(p.all) + p.starting))
+	p.workersWG.Add(1)
+	go p.work(&worker{wake: make(chan struct{}, 1)})
+	if !p.reaping && len(p.all)+p.starting > p.opts.MinWorkers {
+		p.reaping = true
+		p.workersWG.Add(1)
+		go p.reap()
+	}
+}
+
+// work is a worker's life: take the oldest job, run it, repeat; park when
+// the queue is empty; exit when retired, closed, or drained.
+func (p *Pool) work(w *worker) {
+	defer p.workersWG.Done()
+	w.born = now()
+	p.mu.Lock()
+	p.starting--
+	p.all[w] = struct{}{}
+	for {
+		j := p.take(w)
+		if j == nil {
+			if w.retire || p.state == closed || (p.state == draining && p.queue.n == 0) {
+				p.retire(w)
+				p.mu.Unlock()
+				return
+			}
+			w.idleTick = p.tick
+			p.idle = append(p.idle, w)
+			p.mu.Unlock()
+			<-w.wake
+			p.mu.Lock()
+			continue
+		}
+		p.mu.Unlock()
+
+		start := w.startedAt
+		failed, delivered := j.run()
+		p.stats.ran(start-j.acceptedAt(), now()-start, failed, delivered)
+
+		p.mu.Lock()
+		w.current = nil
+		p.stats.busy.Add(-1)
+		p.release()
+	}
+}
+
+// take gives w the oldest queued job, ready to run, or nil. p.mu is held.
+func (p *Pool) take(w *worker) job {
+	if p.state == closed {
+		return nil
+	}
+	l := p.queue.pop()
+	if l == nil {
+		return nil
+	}
+	p.stats.queued.Store(int64(p.queue.n))
+	p.stats.busy.Add(1)
+	w.current = l.job
+	w.startedAt = now()
+	l.job.begin(p.stop)
+	return l.job
+}
+
+// retire removes w from the pool as it exits. p.mu is held.
+func (p *Pool) retire(w *worker) {
+	delete(p.all, w)
+	p.stats.workers.Store(int64(len(p.all) + p.starting))
+	p.stats.workerExited(now() - w.born)
+	p.checkDrained()
+}
+
+// reapTicks is how many reaper ticks (each IdleTimeout/4) a worker must
+// stay parked before it is retired: it exits between 1 and 1.25 times
+// IdleTimeout after its last task.
+const reapTicks = 5
+
+// reap retires workers above MinWorkers that have been idle for
+// IdleTimeout. One reaper runs while the pool has such workers, so that
+// parking a worker costs no timer on the hot path.
+func (p *Pool) reap() {
+	defer p.workersWG.Done()
+	t := time.NewTicker(p.opts.IdleTimeout / (reapTicks - 1))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-p.stop.Done():
+		}
+		p.mu.Lock()
+		p.tick++
+		surplus := len(p.all) + p.starting - p.opts.MinWorkers
+		kept := p.idle[:0]
+		for _, w := range p.idle { // oldest-parked first
+			if surplus > 0 && p.tick-w.idleTick >= reapTicks {
+				w.retire = true
+				w.wake <- struct{}{}
+				surplus--
+				continue
+			}
+			kept = append(kept, w)
+		}
+		p.idle = kept
+		if surplus <= 0 || p.state != open {
+			p.reaping = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+}
