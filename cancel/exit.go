@@ -65,6 +65,10 @@ type Exit struct {
 	// Stderr is the tail of what the worker wrote to stderr: its last lines
 	// (at most tailLines lines, tailBytes bytes), newline-separated.
 	Stderr string
+	// Crash is the headline of a Go crash report the worker printed
+	// ("panic: ...", "fatal error: ...", with the "[signal ...]" line that
+	// may follow), kept even when it scrolled out of Stderr; "" if none.
+	Crash string
 	// Err is an error from waiting for the process when it gave no status
 	// (rare); nil otherwise.
 	Err error
@@ -89,6 +93,10 @@ func (e *Exit) Error() string {
 		fmt.Fprintf(&b, "ended with an unknown status: %v", e.Err)
 	default:
 		fmt.Fprintf(&b, "exited with status %d", e.Code)
+	}
+	if e.Crash != "" && !strings.Contains(e.Stderr, e.Crash) {
+		b.WriteString("; ")
+		b.WriteString(e.Crash)
 	}
 	if e.Stderr != "" {
 		b.WriteString("; stderr: ")

@@ -28,6 +28,15 @@ type output struct {
 	mu    sync.Mutex
 	tail  []string
 	bytes int
+	crash string // the last Go crash headline seen, see crashLine
+	after bool   // the previous line was a crash headline
+}
+
+// isCrashLine reports whether s opens a Go runtime crash report: its
+// headline scrolls out of the tail under the goroutine dump, so it is kept
+// apart.
+func isCrashLine(s string) bool {
+	return strings.HasPrefix(s, "panic: ") || strings.HasPrefix(s, "fatal error: ")
 }
 
 // copy logs r's lines until r ends or fails (e.g. closed by the reaper);
@@ -51,6 +60,15 @@ func (o *output) line(b []byte) {
 	o.logger.LogAttrs(context.Background(), slog.LevelInfo, s, slog.String("stream", o.stream))
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	switch {
+	case isCrashLine(s):
+		o.crash, o.after = truncate(s, maxLine), true
+	case o.after && strings.HasPrefix(s, "[signal "):
+		o.crash += " " + truncate(s, maxLine) // the fault's signal and address
+		o.after = false
+	default:
+		o.after = false
+	}
 	o.tail = append(o.tail, s)
 	o.bytes += len(s) + 1
 	for len(o.tail) > tailLines || (o.bytes > tailBytes && len(o.tail) > 1) {
@@ -64,4 +82,19 @@ func (o *output) lines() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return strings.Join(o.tail, "\n")
+}
+
+// crashLine returns the last crash headline seen ("panic: ...", "fatal
+// error: ..."), with its "[signal ...]" line if one followed; "" if none.
+func (o *output) crashLine() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.crash
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

@@ -199,6 +199,7 @@ func (p *Process) account(werr error) *Exit {
 		RSS:         p.killedRSS.Load(),
 		MemoryLimit: p.spec.MemoryLimit,
 		Stderr:      p.stderr.lines(),
+		Crash:       p.stderr.crashLine(),
 	}
 	st := p.cmd.ProcessState
 	if st == nil {

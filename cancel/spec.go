@@ -19,7 +19,8 @@ type Spec struct {
 	// Args are the arguments after the program name.
 	Args []string
 	// Env holds extra "KEY=value" entries added to the supervisor's own
-	// environment (later entries win).
+	// environment (later entries win). Unless GORACE is set, the worker
+	// gets GORACE=atexit_sleep_ms=0, so that a -race build exits at once.
 	Env []string
 	// Dir is the working directory; empty means the supervisor's.
 	Dir string
@@ -98,6 +99,11 @@ func (s Spec) environ(parent int) []string {
 		}
 	}
 	env = append(env, s.Env...)
+	// A worker built with -race otherwise sleeps 1 s at exit (the race
+	// runtime's atexit_sleep_ms) and so would outlive every Close grace.
+	if !hasKey(env, "GORACE") {
+		env = append(env, "GORACE=atexit_sleep_ms=0")
+	}
 	if s.MemoryLimit > 0 && !hasKey(s.Env, "GOMEMLIMIT") {
 		env = append(env, "GOMEMLIMIT="+strconv.FormatInt(s.MemoryLimit, 10))
 	}
