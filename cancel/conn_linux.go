@@ -35,6 +35,7 @@ type Conn struct {
 
 	wmu  sync.Mutex
 	wbuf []byte
+	hdr  [HeaderSize]byte // a field, not a local: a local escapes through writev
 }
 
 // smallWrite is the largest frame copied into one buffer for a single
@@ -94,10 +95,10 @@ func (c *Conn) WriteFrame(f Frame) error {
 }
 
 func (c *Conn) write(f *Frame) error {
-	var hdr [HeaderSize]byte
-	putHeader(hdr[:], f)
+	hdr := c.hdr[:]
+	putHeader(hdr, f)
 	if len(f.FDs) == 0 && len(f.Body) <= smallWrite {
-		c.wbuf = append(append(c.wbuf[:0], hdr[:]...), f.Body...)
+		c.wbuf = append(append(c.wbuf[:0], hdr...), f.Body...)
 		return c.sendAll(c.wbuf)
 	}
 	var oob []byte
@@ -107,7 +108,7 @@ func (c *Conn) write(f *Frame) error {
 	var n int
 	var err error
 	for {
-		n, err = unix.SendmsgBuffers(c.fd, [][]byte{hdr[:], f.Body}, oob, nil, unix.MSG_NOSIGNAL)
+		n, err = unix.SendmsgBuffers(c.fd, [][]byte{hdr, f.Body}, oob, nil, unix.MSG_NOSIGNAL)
 		if err != unix.EINTR {
 			break
 		}
