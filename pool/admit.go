@@ -12,8 +12,19 @@ const (
 )
 
 // admit accepts j into the queue or says why not, without side effects on
-// failure: a rejected job never runs and holds no slot.
+// failure: a rejected job never runs and holds no slot. On failure the job
+// is dropped twice (the pool's and the caller's hold), since nobody will
+// use it.
 func (p *Pool) admit(j job, mode admitMode) error {
+	err := p.tryAdmit(j, mode)
+	if err != nil {
+		j.drop()
+		j.drop()
+	}
+	return err
+}
+
+func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	ctx := j.context()
 	if !j.known() {
 		p.stats.rejected.Add(1)
@@ -39,8 +50,12 @@ func (p *Pool) admit(j job, mode admitMode) error {
 		p.inflight++
 	}
 	j.accept(p, at, mode&admitWatch != 0)
-	p.enqueue(j)
+	w := p.enqueue(j)
 	p.mu.Unlock()
+	if w != nil {
+		// Woken after the unlock, so that it doesn't wake into a held lock.
+		w.wake <- struct{}{} // buffered, and w was idle: never blocks
+	}
 	return nil
 }
 
@@ -57,19 +72,32 @@ func (p *Pool) full() bool {
 	return p.opts.capacity >= 0 && p.inflight >= p.opts.capacity
 }
 
-// enqueue puts an admitted job in the queue and makes sure a worker will
-// take it. p.mu is held and the job's slot is counted in p.inflight.
-func (p *Pool) enqueue(j job) {
-	p.queue.push(j.queueLink())
+// enqueue gives an admitted job to an idle worker, or puts it in the queue
+// and makes sure a worker will take it. It returns the idle worker for the
+// caller to wake once it has released p.mu. p.mu is held and the job's slot is counted in
+// p.inflight.
+func (p *Pool) enqueue(j job) *worker {
 	p.stats.submitted.Add(1)
-	p.stats.queued.Store(int64(p.queue.n))
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
-		w.wake <- struct{}{} // buffered, and w was idle: never blocks
-	} else if len(p.all)+p.starting < p.opts.Workers {
+		if p.queue.n == 0 {
+			// Nothing is ahead of j: hand it to the idle worker directly,
+			// which saves that worker a trip through the lock and queue.
+			w.handoff = j
+			p.assign(w, j)
+			return w
+		}
+		p.queue.push(j.queueLink())
+		p.stats.queued.Store(int64(p.queue.n))
+		return w
+	}
+	p.queue.push(j.queueLink())
+	p.stats.queued.Store(int64(p.queue.n))
+	if len(p.all)+p.starting < p.opts.Workers {
 		p.spawn()
 	}
+	return nil
 }
 
 // abandon resolves j with err because its caller's ctx ended. A queued job
@@ -77,7 +105,8 @@ func (p *Pool) enqueue(j job) {
 // worker (and its slot) until the task returns.
 func (p *Pool) abandon(j job, err error) {
 	p.mu.Lock()
-	if p.queue.remove(j.queueLink()) {
+	dequeued := p.queue.remove(j.queueLink())
+	if dequeued {
 		p.stats.queued.Store(int64(p.queue.n))
 		p.release()
 	}
@@ -85,6 +114,9 @@ func (p *Pool) abandon(j job, err error) {
 	p.mu.Unlock()
 	if won {
 		p.stats.canceled.Add(1)
+	}
+	if dequeued {
+		j.drop() // the queue's hold; a running job's is its worker's
 	}
 }
 

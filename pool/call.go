@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // job is what the queue and the workers see of a call, whatever its types.
@@ -14,20 +15,24 @@ type job interface {
 	// future to resolve when the caller's ctx ends. p.mu is held.
 	accept(p *Pool, at int64, watch bool)
 	acceptedAt() int64
-	resolvedAlready() bool
 	// begin readies the task's context; the worker calls it under the
 	// pool's lock as it takes the job, so that Close can interrupt it.
 	begin(stop context.Context)
-	// run executes the task on the calling goroutine and resolves the
-	// future; it reports whether the task returned an error.
-	run() (failed, delivered bool)
+	// run executes the task on the calling goroutine and keeps its result
+	// for deliver; it reports whether the task returned an error.
+	run() (failed bool)
+	// deliver resolves the future with run's result and reports whether it
+	// reached the caller (it does not when the caller gave up first).
+	deliver() bool
 	// fail resolves the future with err unless it has resolved already,
 	// and cancels the task's context if it is running.
 	fail(err error) bool
+	// drop says the pool is done with the job (see call.refs).
+	drop()
 }
 
 // call is one submission: the task, its input, and its future. One
-// allocation holds all of it, queue link included.
+// allocation holds all of it, queue link included; Run reuses them.
 type call[In, Out any] struct {
 	Future[Out]
 	link     link
@@ -37,14 +42,24 @@ type call[In, Out any] struct {
 	accepted int64 // monotonic ns, for Stats.WaitTime
 
 	// Set by begin, under the pool's lock.
-	runCtx  context.Context
-	cancel  context.CancelCauseFunc // when the caller's ctx can end
-	bounded stopCtx                 // runCtx when the caller's ctx can't
+	runCtx context.Context
+	cancel context.CancelCauseFunc // when the caller's ctx can end
 
 	// unwatch stops the AfterFunc that Submit sets on a cancellable ctx.
 	unwatch func() bool
+
+	// The task's result, from run until deliver.
+	ranOut Out
+	ranErr error
+
+	// refs counts who still holds a recycled call: Run's caller and the
+	// pool (queue or worker). The last to let go puts it back in
+	// task.calls. Submit's calls are never recycled (their Future is the
+	// user's) and keep refs at 0.
+	refs atomic.Int32
 }
 
+// newCall returns a call for Submit: its Future belongs to the caller.
 func newCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In, Out] {
 	c := &call[In, Out]{task: t, ctx: ctx, in: in}
 	c.done = make(chan struct{})
@@ -52,11 +67,39 @@ func newCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In,
 	return c
 }
 
+// reuseCall returns a recycled call for Run, whose caller lets go of it
+// with drop once it has read the result.
+func reuseCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In, Out] {
+	if t.calls == nil {
+		return newCall(ctx, t, in) // an unregistered task: admit rejects it
+	}
+	c, _ := t.calls.Get().(*call[In, Out])
+	if c == nil {
+		c = &call[In, Out]{}
+		c.done = make(chan struct{}, 1)
+		c.signal = true
+		c.link.job = c
+	}
+	c.task, c.ctx, c.in = t, ctx, in
+	c.refs.Store(2)
+	return c
+}
+
+func (c *call[In, Out]) drop() {
+	if c.refs.Load() == 0 || c.refs.Add(-1) != 0 {
+		return
+	}
+	done, calls := c.done, c.task.calls
+	*c = call[In, Out]{}
+	c.done, c.signal = done, true
+	c.link.job = c
+	calls.Put(c)
+}
+
 func (c *call[In, Out]) queueLink() *link         { return &c.link }
 func (c *call[In, Out]) context() context.Context { return c.ctx }
 func (c *call[In, Out]) known() bool              { return c.task.fn != nil }
 func (c *call[In, Out]) acceptedAt() int64        { return c.accepted }
-func (c *call[In, Out]) resolvedAlready() bool    { return c.resolved.Load() }
 
 func (c *call[In, Out]) accept(p *Pool, at int64, watch bool) {
 	c.accepted = at
@@ -66,26 +109,30 @@ func (c *call[In, Out]) accept(p *Pool, at int64, watch bool) {
 }
 
 func (c *call[In, Out]) begin(stop context.Context) {
-	if c.ctx.Done() == nil {
-		// The caller's ctx never ends: only the pool's closing can stop the
-		// task, and that needs no allocation.
-		c.bounded = stopCtx{Context: c.ctx, stop: stop}
-		c.runCtx = &c.bounded
-		return
+	switch {
+	case c.ctx == context.Background() || c.ctx == context.TODO():
+		// No values and no end of its own: the pool's stop context is
+		// equivalent, and costs nothing.
+		c.runCtx = stop
+	case c.ctx.Done() == nil:
+		c.runCtx = &stopCtx{Context: c.ctx, stop: stop}
+	default:
+		c.runCtx, c.cancel = context.WithCancelCause(c.ctx)
 	}
-	c.runCtx, c.cancel = context.WithCancelCause(c.ctx)
 }
 
-func (c *call[In, Out]) run() (failed, delivered bool) {
-	out, err := c.invoke()
+func (c *call[In, Out]) run() (failed bool) {
+	c.ranOut, c.ranErr = c.invoke()
 	if c.cancel != nil {
 		c.cancel(nil)
 	}
 	if c.unwatch != nil {
 		c.unwatch()
 	}
-	return err != nil, c.resolve(out, err)
+	return c.ranErr != nil
 }
+
+func (c *call[In, Out]) deliver() bool { return c.resolve(c.ranOut, c.ranErr) }
 
 // invoke runs the task, turning a panic into a *PanicError.
 func (c *call[In, Out]) invoke() (out Out, err error) {
@@ -108,8 +155,8 @@ func (c *call[In, Out]) fail(err error) bool {
 	return c.resolve(zero, err)
 }
 
-// stopCtx is a task's context when the caller's never ends: it carries the
-// caller's values and ends when the pool closes.
+// stopCtx is a task's context when the caller's never ends but carries
+// values: it keeps the values and ends when the pool closes.
 type stopCtx struct {
 	context.Context
 	stop context.Context

@@ -9,8 +9,11 @@ import "sync/atomic"
 type Future[Out any] struct {
 	done     chan struct{}
 	resolved atomic.Bool
-	out      Out
-	err      error
+	// signal: done is buffered and gets one send instead of a close, so
+	// that Run can reuse it; only Run's own caller ever receives from it.
+	signal bool
+	out    Out
+	err    error
 }
 
 // Wait blocks until the future resolves and returns the task's result. It
@@ -33,6 +36,10 @@ func (f *Future[Out]) resolve(out Out, err error) bool {
 		return false
 	}
 	f.out, f.err = out, err
-	close(f.done)
+	if f.signal {
+		f.done <- struct{}{}
+	} else {
+		close(f.done)
+	}
 	return true
 }

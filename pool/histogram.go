@@ -8,13 +8,12 @@ import (
 
 // histogram is a lock-free log-linear histogram of durations: each power of
 // two is split into 8 buckets, so a reported quantile is within 12.5% of the
-// true value (and Max is exact). Recording is two atomic adds and, rarely,
-// a CAS: cheap enough for every task. A library (HdrHistogram) would give
+// true value (and Max is exact). Recording is two atomic adds, a load and,
+// rarely, a CAS: cheap enough for every task. A library (HdrHistogram) would give
 // finer precision but needs a lock per record; 12.5% is plenty for P50/P99
 // that drive shedding and dashboards.
 type histogram struct {
 	buckets [histBuckets]atomic.Uint64
-	count   atomic.Uint64
 	sum     atomic.Uint64 // ns
 	max     atomic.Int64  // ns
 }
@@ -49,7 +48,6 @@ func (h *histogram) record(d int64) {
 		d = 0
 	}
 	h.buckets[bucketOf(uint64(d))].Add(1)
-	h.count.Add(1)
 	h.sum.Add(uint64(d))
 	for m := h.max.Load(); d > m; m = h.max.Load() {
 		if h.max.CompareAndSwap(m, d) {
@@ -78,7 +76,7 @@ func (h *histogram) summary() Summary {
 	if total == 0 {
 		return s
 	}
-	s.Mean = time.Duration(h.sum.Load() / max(h.count.Load(), 1))
+	s.Mean = time.Duration(h.sum.Load() / total)
 	quantile := func(q float64) time.Duration {
 		rank := uint64(q*float64(total-1)) + 1
 		var seen uint64

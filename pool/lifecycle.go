@@ -61,6 +61,9 @@ func (p *Pool) Close() error {
 	p.mu.Unlock()
 	p.stats.canceled.Add(uint64(canceled))
 	p.cancelStop(ErrClosed)
+	for _, j := range dropped {
+		j.drop() // the queue's hold; running jobs' belong to their workers
+	}
 	return nil
 }
 

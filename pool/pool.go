@@ -70,18 +70,24 @@ func (p *Pool) Options() Options { return p.opts.Options }
 // error at once, whether the task was still queued (it then never runs) or
 // already running (it goes on until it returns, keeping its worker busy).
 func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (Out, error) {
-	c := newCall(ctx, task, in)
+	c := reuseCall(ctx, task, in)
 	if err := p.admit(c, admitNow); err != nil {
 		var zero Out
-		return zero, err
+		return zero, err // c is dropped by admit
 	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		p.abandon(c, ctx.Err())
-		<-c.done // resolved now, by us or by the worker that beat us
+	if ctx.Done() == nil {
+		<-c.done // a plain receive is cheaper than a select
+	} else {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			p.abandon(c, ctx.Err())
+			<-c.done // resolved now, by us or by the worker that beat us
+		}
 	}
-	return c.out, c.err
+	out, err := c.out, c.err
+	c.drop()
+	return out, err
 }
 
 // Submit accepts in for task and returns its Future without waiting for a

@@ -39,7 +39,6 @@ type recorder struct {
 
 	waitTime, runTime histogram
 
-	busyNanos    atomic.Int64 // summed run time of finished tasks
 	retiredNanos atomic.Int64 // summed lifetime of exited workers
 	recentRun    atomic.Int64 // EWMA of run time, ns
 }
@@ -49,7 +48,6 @@ type recorder struct {
 func (r *recorder) ran(wait, run int64, failed, delivered bool) {
 	r.waitTime.record(wait)
 	r.runTime.record(run)
-	r.busyNanos.Add(run)
 	// An EWMA with weight 1/8 tracks the recent run time for predictions;
 	// racing workers may lose an update, which only delays the average.
 	old := r.recentRun.Load()
@@ -84,7 +82,7 @@ func (p *Pool) Stats() Stats {
 	}
 	t := now()
 	lived := r.retiredNanos.Load()
-	busy := r.busyNanos.Load()
+	busy := int64(r.runTime.sum.Load())
 	p.mu.Lock()
 	// Read under the lock so that a task moving from the queue to a worker
 	// is counted once.
@@ -92,7 +90,7 @@ func (p *Pool) Stats() Stats {
 	for w := range p.all {
 		lived += t - w.born
 		if w.current != nil {
-			busy += t - w.startedAt
+			busy += t - w.startedAt.Load()
 		}
 	}
 	p.mu.Unlock()

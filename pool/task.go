@@ -10,8 +10,9 @@ import (
 // Task is a unit of work registered with Register. Its zero value is not
 // usable: running it fails with ErrUnknownTask.
 type Task[In, Out any] struct {
-	name string
-	fn   func(context.Context, In) (Out, error)
+	name  string
+	fn    func(context.Context, In) (Out, error)
+	calls *sync.Pool // of *call[In, Out], recycled by Run
 }
 
 // Name returns the name the task was registered under.
@@ -50,7 +51,7 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	if _, dup := registry.tasks[name]; dup {
 		panic(fmt.Sprintf("pool: task %q registered twice", name))
 	}
-	t := Task[In, Out]{name: name, fn: fn}
+	t := Task[In, Out]{name: name, fn: fn, calls: new(sync.Pool)}
 	registry.tasks[name] = entry{name: name, invoke: func(ctx context.Context, decode func(any) error) (any, error) {
 		var in In
 		if err := decode(&in); err != nil {

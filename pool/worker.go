@@ -1,16 +1,22 @@
 package pool
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // worker is one goroutine serving the queue. Its fields are guarded by the
 // Pool's mutex.
 type worker struct {
-	wake      chan struct{} // buffered 1: a send means "look at the queue"
-	current   job           // the job it runs, nil while idle
-	retire    bool          // told by the reaper to exit
-	idleTick  uint64        // the reaper's tick when it last parked
-	born      int64
-	startedAt int64 // when current started
+	wake     chan struct{} // buffered 1: a send means "look at the queue"
+	handoff  job           // set with a wake: run this, it was never queued
+	current  job           // the job it runs, nil while idle
+	retire   bool          // told by the reaper to exit
+	idleTick uint64        // the reaper's tick when it last parked
+	born     int64
+	// startedAt is when current started; the worker sets it after a
+	// handoff without the lock, Stats reads it under the lock.
+	startedAt atomic.Int64
 }
 
 // spawn starts a worker. p.mu is held.
@@ -27,39 +33,70 @@ func (p *Pool) spawn() {
 }
 
 // work is a worker's life: take the oldest job, run it, repeat; park when
-// the queue is empty; exit when retired, closed, or drained.
+// the queue is empty; exit when retired, closed, or drained. A finished
+// job's slot is freed before its caller is woken, so that a caller who
+// submits again at once never finds its own old task still counted.
 func (p *Pool) work(w *worker) {
 	defer p.workersWG.Done()
 	w.born = now()
+	var done finished
 	p.mu.Lock()
 	p.starting--
 	p.all[w] = struct{}{}
 	for {
+		if done.job != nil {
+			w.current = nil
+			p.stats.busy.Add(-1)
+			p.release()
+		}
 		j := p.take(w)
 		if j == nil {
 			if w.retire || p.state == closed || (p.state == draining && p.queue.n == 0) {
 				p.retire(w)
 				p.mu.Unlock()
+				p.deliver(done)
 				return
 			}
 			w.idleTick = p.tick
 			p.idle = append(p.idle, w)
 			p.mu.Unlock()
+			p.deliver(done)
+			done = finished{}
 			<-w.wake
-			p.mu.Lock()
-			continue
+			if j = w.handoff; j == nil {
+				p.mu.Lock()
+				continue
+			}
+			w.handoff = nil
+			w.startedAt.Store(now())
+		} else {
+			p.mu.Unlock()
+			p.deliver(done)
 		}
-		p.mu.Unlock()
-
-		start := w.startedAt
-		failed, delivered := j.run()
-		p.stats.ran(start-j.acceptedAt(), now()-start, failed, delivered)
-
+		done = finished{job: j, start: w.startedAt.Load()}
+		done.failed = j.run()
+		done.end = now()
 		p.mu.Lock()
-		w.current = nil
-		p.stats.busy.Add(-1)
-		p.release()
 	}
+}
+
+// finished is a job a worker has run and not yet delivered.
+type finished struct {
+	job        job
+	start, end int64
+	failed     bool
+}
+
+// deliver hands a finished job's result to its caller, records it, and
+// lets go of the job.
+func (p *Pool) deliver(f finished) {
+	if f.job == nil {
+		return
+	}
+	wait := f.start - f.job.acceptedAt()
+	delivered := f.job.deliver()
+	p.stats.ran(wait, f.end-f.start, f.failed, delivered)
+	f.job.drop()
 }
 
 // take gives w the oldest queued job, ready to run, or nil. p.mu is held.
@@ -72,11 +109,16 @@ func (p *Pool) take(w *worker) job {
 		return nil
 	}
 	p.stats.queued.Store(int64(p.queue.n))
-	p.stats.busy.Add(1)
-	w.current = l.job
-	w.startedAt = now()
-	l.job.begin(p.stop)
+	w.startedAt.Store(now())
+	p.assign(w, l.job)
 	return l.job
+}
+
+// assign makes j the job w runs. p.mu is held.
+func (p *Pool) assign(w *worker, j job) {
+	p.stats.busy.Add(1)
+	w.current = j
+	j.begin(p.stop)
 }
 
 // retire removes w from the pool as it exits. p.mu is held.
