@@ -1,0 +1,265 @@
+package transfer
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Peer is this process's end of the Buffer traffic with one other process
+// (in the pool: one per worker connection, on both sides). Sending a value
+// through Encode moves the Buffers in it: the receiver gets a reference into
+// a shared segment instead of the bytes, and the segment's descriptor
+// travels once per peer. The Peer keeps the books that make this safe:
+//
+//   - which of this process's segments the remote side has been sent;
+//   - which of this process's Buffers are lent to the remote side, so they
+//     can be freed when it releases them (ApplyReleases) or dies (Close);
+//   - which of the remote side's segments are mapped here (Adopt), and which
+//     Buffers over them are live here, so that their releases travel back
+//     (DrainReleases) and the mappings go away after Close.
+//
+// Either side can allocate: each process has its own arena and sends its
+// own segments, so a worker returns a Buffer to its parent exactly as the
+// parent sends one to it, and neither ever allocates in the other's
+// memory (which would need a cross-process allocator and would let a dying
+// worker corrupt the parent's free lists). A Buffer that goes back to the
+// process that owns its segment travels as a reference too and simply
+// becomes that process's Buffer again.
+//
+// Every method is safe for concurrent use. After Close every method fails
+// with ErrPeerClosed (Adopt still closes the descriptor it is given).
+// Use NewPeer; the zero Peer is not usable.
+type Peer struct {
+	arena *arena
+
+	mu       sync.Mutex
+	closed   bool
+	sent     map[SegmentID]bool     // local segments the remote has
+	lent     map[Ref]*block         // local blocks the remote holds
+	maps     map[SegmentID]*mapping // remote segments mapped here
+	held     map[Ref]bool           // remote blocks live here
+	releases []Ref                  // remote blocks released here, to report
+}
+
+// NewPeer returns a Peer for a new connection, over the process arena.
+func NewPeer() *Peer { return newPeer(processArena()) }
+
+func newPeer(a *arena) *Peer {
+	return &Peer{
+		arena: a,
+		sent:  map[SegmentID]bool{},
+		lent:  map[Ref]*block{},
+		maps:  map[SegmentID]*mapping{},
+		held:  map[Ref]bool{},
+	}
+}
+
+// Encode writes v with enc and moves every Buffer in it to the remote side:
+// each is written as a reference (msgpack extension ExtID), its handle in v
+// is detached, and its memory is lent to the peer until the peer releases
+// it. A Buffer made by Move, or received from a different peer, is first
+// copied into this process's arena (once). Encode returns the segments the
+// message references that the peer hasn't been sent yet: the caller must
+// send their descriptors with the message, in order, and the peer must
+// Adopt them before it Decodes the message. If the message can't be
+// delivered after all, the connection is broken: Close the Peer.
+//
+// Encode first checks v as Check does, so a value that can't cross fails
+// with ErrNotTransferable (or ErrDetached) before anything is written or
+// detached; if encoding fails, v's Buffers are restored as they were. Plain
+// values without Buffers cost the encoding and a cached type lookup.
+// Safe for concurrent use, but not with other writes to enc.
+func (p *Peer) Encode(enc *msgpack.Encoder, v any) ([]Segment, error) {
+	if v == nil {
+		return nil, enc.Encode(nil)
+	}
+	rv := reflect.ValueOf(v)
+	info := infoOf(rv.Type())
+	if info.bad != "" {
+		return nil, fmt.Errorf("%w: %s", ErrNotTransferable, info.bad)
+	}
+	if !info.holds {
+		return nil, enc.Encode(v)
+	}
+	if err := Check(v); err != nil {
+		return nil, err
+	}
+	var moves []outbound
+	rollback := func() {
+		for _, m := range moves {
+			m.undo()
+		}
+	}
+	w := rewriter{
+		replace: func(b *Buffer) (*Buffer, error) {
+			m, err := p.prepare(b)
+			if err != nil {
+				return nil, err
+			}
+			moves = append(moves, m)
+			wire := newHandle(m.send)
+			wire.wire = true
+			return wire, nil
+		},
+		bufs: map[*Buffer]*Buffer{},
+		ptrs: map[ptrKey]reflect.Value{},
+	}
+	out, err := w.rewrite(rv)
+	if err == nil {
+		err = enc.Encode(out.Interface())
+	}
+	if err != nil {
+		rollback()
+		return nil, err
+	}
+	segs, err := p.commit(moves)
+	if err != nil {
+		rollback()
+		return nil, err
+	}
+	return segs, nil
+}
+
+// outbound is one Buffer on its way out of Encode: the handle it came
+// from, the block it owned, and the block actually sent (a copy in the
+// arena when the original can't be referenced).
+type outbound struct {
+	old        *Buffer
+	orig, send *block
+}
+
+// undo gives the handle its memory back.
+func (m outbound) undo() {
+	if m.send != m.orig {
+		m.send.free()
+	}
+	m.old.blk.Store(m.orig)
+}
+
+// prepare takes b's block and finds the block to send for it.
+func (p *Peer) prepare(b *Buffer) (outbound, error) {
+	if !sharedMemory {
+		return outbound{}, ErrUnsupported
+	}
+	blk, err := b.take()
+	if err != nil {
+		return outbound{}, err
+	}
+	m := outbound{old: b, orig: blk, send: blk}
+	local := blk.arena == p.arena
+	returning := blk.remote != nil && blk.remote.peer == p
+	if !local && !returning {
+		cp, err := p.arena.alloc(len(blk.data))
+		if err != nil {
+			b.blk.Store(blk)
+			return outbound{}, err
+		}
+		copy(cp.data, blk.data)
+		m.send = cp
+	}
+	return m, nil
+}
+
+// commit records the moves of a successfully encoded message and returns
+// the segments the peer still needs.
+func (p *Peer) commit(moves []outbound) ([]Segment, error) {
+	var segs []Segment
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrPeerClosed
+	}
+	var originals []*block
+	for _, m := range moves {
+		if m.send.remote != nil { // back to its owner: forget it, report nothing
+			p.forgetLocked(m.send, false)
+			continue
+		}
+		p.lent[m.send.localRef()] = m.send
+		if seg := m.send.seg; !p.sent[seg.id] {
+			p.sent[seg.id] = true
+			segs = append(segs, Segment{ID: seg.id, FD: seg.fd, Size: len(seg.mem)})
+		}
+		if m.orig != m.send {
+			originals = append(originals, m.orig)
+		}
+	}
+	p.mu.Unlock()
+	// Outside p.mu: an original from another peer releases through that
+	// peer's lock.
+	for _, blk := range originals {
+		blk.free()
+	}
+	return segs, nil
+}
+
+// Decode reads into v (a pointer, as for msgpack) with dec, and turns every
+// Buffer reference in the message into a live Buffer: one over a segment
+// adopted from the peer, or — for a Buffer this process lent out — the
+// original memory back. Decode into zero values: a live Buffer in v where a
+// reference arrives is an error.
+//
+// Hostile input is an error, never a panic or an access out of bounds: a
+// malformed extension payload, a reference to a segment not adopted, one
+// outside its segment, one held twice, or one to this process's memory that
+// was never lent to this peer all fail with ErrBadRef. On any error every
+// Buffer the message did resolve is released again (so its memory isn't
+// leaked); the references after a corrupt spot can't be read, so a peer
+// that sends a corrupt message should be closed. Safe for concurrent use,
+// but not with other reads of dec.
+func (p *Peer) Decode(dec *msgpack.Decoder, v any) error {
+	err := dec.Decode(v)
+	rv := reflect.ValueOf(v)
+	if v == nil || !infoOf(rv.Type()).holds {
+		return err
+	}
+	var resolved []*Buffer
+	_ = visit(rv, false, func(b *Buffer) error {
+		if b.pending == nil {
+			return nil
+		}
+		ref := *b.pending
+		b.pending = nil
+		blk, rerr := p.resolve(ref)
+		if rerr != nil {
+			err = firstErr(err, rerr)
+			return nil
+		}
+		b.blk.Store(blk)
+		resolved = append(resolved, b)
+		return nil
+	})
+	if err != nil {
+		for _, b := range resolved {
+			b.Release()
+		}
+		return err
+	}
+	return nil
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// Marshal is Encode into a fresh byte slice with a default encoder.
+func (p *Peer) Marshal(v any) ([]byte, []Segment, error) {
+	var buf bytes.Buffer
+	segs, err := p.Encode(msgpack.NewEncoder(&buf), v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), segs, nil
+}
+
+// Unmarshal is Decode from data with a default decoder.
+func (p *Peer) Unmarshal(data []byte, v any) error {
+	return p.Decode(msgpack.NewDecoder(bytes.NewReader(data)), v)
+}

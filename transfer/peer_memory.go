@@ -1,0 +1,211 @@
+package transfer
+
+import "fmt"
+
+// maxSegmentSize bounds what Adopt maps, so a hostile size can't reserve
+// the address space (the real check is against the memfd's size).
+const maxSegmentSize = 1 << 40
+
+// mapping is a peer's segment mapped into this process.
+type mapping struct {
+	peer *Peer
+	id   SegmentID
+	mem  []byte
+	live int // Buffers over it alive here; guarded by peer.mu
+}
+
+// Adopt maps a segment the remote side sent (the Segment its Encode
+// returned, and the descriptor received with the message) so that the
+// references into it can be decoded. The segment is mapped once for the
+// life of the Peer. Adopt takes ownership of fd and always closes it, on
+// success too: the mapping alone keeps the memory. It fails with
+// ErrBadSegment for a descriptor that isn't a memfd sealed against
+// shrinking (a segment that could shrink would turn reads into SIGBUS), is
+// smaller than size, or names this process's own arena or a segment already
+// adopted; with ErrPeerClosed after Close; with ErrUnsupported off Linux.
+func (p *Peer) Adopt(id SegmentID, fd int, size int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var err error
+	switch {
+	case p.closed:
+		err = ErrPeerClosed
+	case !sharedMemory:
+		err = ErrUnsupported
+	case id.Arena == p.arena.id:
+		err = fmt.Errorf("%w: %v is this process's own segment", ErrBadSegment, id)
+	case p.maps[id] != nil:
+		err = fmt.Errorf("%w: %v is already adopted", ErrBadSegment, id)
+	case size <= 0 || size > maxSegmentSize:
+		err = fmt.Errorf("%w: size %d", ErrBadSegment, size)
+	}
+	if err != nil {
+		closeFD(fd)
+		return err
+	}
+	mem, err := mapPeerSegment(fd, size)
+	if err != nil {
+		return err
+	}
+	p.maps[id] = &mapping{peer: p, id: id, mem: mem}
+	return nil
+}
+
+// resolve turns a reference from the peer into a block.
+func (p *Peer) resolve(ref Ref) (*block, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrPeerClosed
+	}
+	if ref.Segment.Arena == p.arena.id {
+		blk, ok := p.lent[ref]
+		if !ok {
+			return nil, fmt.Errorf("%w: %+v was not lent to this peer", ErrBadRef, ref)
+		}
+		delete(p.lent, ref)
+		return blk, nil
+	}
+	m := p.maps[ref.Segment]
+	if m == nil {
+		return nil, fmt.Errorf("%w: segment %v was not adopted", ErrBadRef, ref.Segment)
+	}
+	size := uint64(len(m.mem))
+	if ref.Offset > size || ref.Length > size-ref.Offset {
+		return nil, fmt.Errorf("%w: %+v is outside its segment of %d bytes", ErrBadRef, ref, size)
+	}
+	if p.held[ref] {
+		return nil, fmt.Errorf("%w: %+v is already held", ErrBadRef, ref)
+	}
+	p.held[ref] = true
+	m.live++
+	end := ref.Offset + ref.Length
+	return &block{data: m.mem[ref.Offset:end:end], remote: m, ref: ref}, nil
+}
+
+// releaseRemote is Buffer.Release for memory adopted from this peer: the
+// release is queued for the owner.
+func (p *Peer) releaseRemote(blk *block) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.forgetLocked(blk, true)
+}
+
+// forgetLocked drops a remote block held here, queueing its release for
+// the owner if report is set and the peer is open; p.mu is held.
+func (p *Peer) forgetLocked(blk *block, report bool) {
+	delete(p.held, blk.ref)
+	m := blk.remote
+	m.live--
+	if !p.closed {
+		if report {
+			p.releases = append(p.releases, blk.ref)
+		}
+		return
+	}
+	if m.live == 0 && m.mem != nil {
+		unmapPeerSegment(m.mem)
+		m.mem = nil
+	}
+}
+
+// DrainReleases returns, and forgets, the references to the remote side's
+// memory that were released here since the last call. The caller sends
+// them to the remote side, which passes them to its ApplyReleases; the pool
+// piggybacks them on its next message (a task, a result). Returns nil when
+// there is nothing to report, and after Close.
+func (p *Peer) DrainReleases() []Ref {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.releases
+	p.releases = nil
+	return r
+}
+
+// ApplyReleases frees this process's Buffers that the remote side reports
+// released (its DrainReleases). References that weren't lent to this peer
+// are skipped and reported in an error matching ErrBadRef; the rest are
+// freed anyway.
+func (p *Peer) ApplyReleases(refs []Ref) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrPeerClosed
+	}
+	var freed []*block
+	unknown := 0
+	for _, ref := range refs {
+		blk, ok := p.lent[ref]
+		if !ok {
+			unknown++
+			continue
+		}
+		delete(p.lent, ref)
+		freed = append(freed, blk)
+	}
+	p.mu.Unlock()
+	for _, blk := range freed {
+		blk.free()
+	}
+	if unknown > 0 {
+		return fmt.Errorf("%w: %d of %d released references were not lent to this peer", ErrBadRef, unknown, len(refs))
+	}
+	return nil
+}
+
+// Close ends the Peer once the remote process is gone (it exited, was
+// killed, or can no longer touch the memory for another reason): call it
+// after reaping the worker, not before, or the worker could still write
+// into space that is being reused. Close frees every Buffer still lent to
+// the remote side, forgets pending releases, and unmaps every adopted
+// segment — at once if no Buffer over it is live here, otherwise when the
+// last such Buffer is released (memfd memory outlives its creator, so
+// those Buffers stay valid). Idempotent; always returns nil.
+func (p *Peer) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	lent := p.lent
+	p.lent = nil
+	p.releases = nil
+	for id, m := range p.maps {
+		if m.live == 0 {
+			unmapPeerSegment(m.mem)
+			m.mem = nil
+		}
+		delete(p.maps, id)
+	}
+	p.mu.Unlock()
+	for _, blk := range lent {
+		blk.free()
+	}
+	return nil
+}
+
+// PeerStats describes a Peer's books.
+type PeerStats struct {
+	// Lent is the number of this process's Buffers the remote side holds,
+	// LentBytes their total length.
+	Lent      int
+	LentBytes int64
+	// Adopted is the number of the remote side's segments mapped here.
+	Adopted int
+	// Held is the number of live Buffers here over adopted segments.
+	Held int
+	// Releases is the number of releases waiting for DrainReleases.
+	Releases int
+}
+
+// Stats reports the Peer's books. Safe for concurrent use.
+func (p *Peer) Stats() PeerStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PeerStats{Lent: len(p.lent), Adopted: len(p.maps), Held: len(p.held), Releases: len(p.releases)}
+	for _, blk := range p.lent {
+		st.LentBytes += int64(len(blk.data))
+	}
+	return st
+}
