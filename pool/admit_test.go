@@ -275,3 +275,16 @@ func TestSubmitBlockingFailsOnClose(t *testing.T) {
 	require.NoError(t, p.Close())
 	require.ErrorIs(t, <-errc, pool.ErrClosed)
 }
+
+// A caller that waits for each task before submitting the next is never
+// rejected by its own previous task, even with no queue at all.
+func TestSequentialCallerIsNeverRejected(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
+	for i := range 2000 {
+		out, err := pool.Run(context.Background(), p, add, [2]int{i, 1})
+		require.NoError(t, err, "call %d", i)
+		require.Equal(t, i+1, out)
+	}
+	assert.Equal(t, uint64(0), p.Stats().Rejected)
+}
