@@ -16,7 +16,7 @@ import (
 // or died —, and exit then.
 //
 // An error with true means the process is a worker that cannot serve (its
-// parent already died, or descriptor 3 is not the channel): exit at once.
+// parent already died, or descriptors 3-5 are not the channel): exit at once.
 //
 // Attach unsets the worker environment variables (EnvWorker and the rest)
 // and marks the channel close-on-exec, so processes the worker starts
@@ -38,16 +38,20 @@ func Attach() (*Conn, bool, error) {
 	if err != nil || maxFrame < 0 || maxFrame > MaxFrameLimit {
 		return nil, true, fmt.Errorf("cancel: bad %s=%q", EnvMaxFrame, max)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(workerFD, &st); err != nil {
-		return nil, true, fmt.Errorf("cancel: worker channel (fd %d): %w", workerFD, err)
+	kinds := [3]uint32{unix.S_IFIFO, unix.S_IFIFO, unix.S_IFSOCK}
+	for i, fd := range workerFDs {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, true, fmt.Errorf("cancel: worker channel (fd %d): %w", fd, err)
+		}
+		if st.Mode&unix.S_IFMT != kinds[i] {
+			return nil, true, fmt.Errorf("cancel: worker channel (fd %d) is not a %s", fd, [3]string{"pipe", "pipe", "socket"}[i])
+		}
+		unix.CloseOnExec(fd)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return nil, true, fmt.Errorf("cancel: worker channel (fd %d) is not a socket", workerFD)
+	conn, err := newConn(workerFDs[0], workerFDs[1], workerFDs[2], maxFrame)
+	if err != nil {
+		return nil, true, err
 	}
-	unix.CloseOnExec(workerFD)
-	if err := unix.SetNonblock(workerFD, false); err != nil {
-		return nil, true, fmt.Errorf("cancel: worker channel (fd %d): %w", workerFD, err)
-	}
-	return newConn(workerFD, maxFrame), true, nil
+	return conn, true, nil
 }

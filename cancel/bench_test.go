@@ -5,9 +5,10 @@ package cancel
 import (
 	"context"
 	"io"
-	"net"
 	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,45 +19,69 @@ func BenchmarkRoundTrip16B(b *testing.B) {
 	p := startWorker(b, Spec{})
 	c := p.Conn()
 	f := Frame{Kind: kindEcho, Body: make([]byte, 16)}
+	var lat latencies
 	b.ReportAllocs()
 	for b.Loop() {
+		start := time.Now()
 		if err := c.WriteFrame(f); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := c.ReadFrame(); err != nil {
 			b.Fatal(err)
 		}
+		lat.add(start)
 	}
+	lat.report(b)
+}
+
+// latencies collects per-operation times, to report the median and the
+// tail of single round trips besides the mean that ns/op is.
+type latencies []time.Duration
+
+func (l *latencies) add(start time.Time) { *l = append(*l, time.Since(start)) }
+
+func (l latencies) report(b *testing.B) {
+	if len(l) == 0 {
+		return
+	}
+	slices.Sort(l)
+	b.ReportMetric(float64(l[len(l)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(l[len(l)*99/100].Nanoseconds()), "p99-ns")
 }
 
 // BenchmarkRoundTrip16BPoller: the same round trip with the supervisor's
-// end read and written through Go's network poller (net.FileConn) instead
-// of blocking system calls: the alternative Conn does not take.
+// pipes read and written through Go's poller (os.File on non-blocking
+// descriptors) instead of poll and read on the calling thread: the
+// alternative Conn does not take.
 func BenchmarkRoundTrip16BPoller(b *testing.B) {
 	p := startWorker(b, Spec{})
-	fd, err := unix.Dup(p.Conn().fd)
-	if err != nil {
-		b.Fatal(err)
+	file := func(fd int) *os.File {
+		dup, err := unix.Dup(fd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		unix.CloseOnExec(dup)
+		return os.NewFile(uintptr(dup), "poller") // non-blocking: the poller takes it
 	}
-	file := os.NewFile(uintptr(fd), "poller")
-	nc, err := net.FileConn(file) // sets the shared socket non-blocking: Conn is unused from here
-	file.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
+	rf, wf := file(p.Conn().rfd), file(p.Conn().wfd)
+	defer rf.Close()
+	defer wf.Close()
 	out := make([]byte, HeaderSize+16)
 	putHeader(out, &Frame{Kind: kindEcho, Body: make([]byte, 16)})
 	in := make([]byte, len(out))
+	var lat latencies
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := nc.Write(out); err != nil {
+		start := time.Now()
+		if _, err := wf.Write(out); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := io.ReadFull(nc, in); err != nil {
+		if _, err := io.ReadFull(rf, in); err != nil {
 			b.Fatal(err)
 		}
+		lat.add(start)
 	}
+	lat.report(b)
 }
 
 // BenchmarkStartToHello: from Start to a worker that has said hello.

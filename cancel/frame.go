@@ -72,26 +72,29 @@ func checkWrite(f *Frame, max int) error {
 // arrive in one receive, small enough to keep per-connection memory low.
 const readBufSize = 64 << 10
 
-// frameReader turns a byte stream (with descriptors alongside) into frames.
-// It is platform independent so that the fuzz target drives the very code
-// a Conn uses. Not safe for concurrent use; once it returns an error it
-// returns that error forever, since the stream has lost its framing.
+// frameReader turns a byte stream into frames. It is platform independent
+// so that the fuzz target drives the very code a Conn uses. Not safe for
+// concurrent use; once it returns an error it returns that error forever,
+// since the stream has lost its framing.
 type frameReader struct {
 	// recv reads into p like read(2): n > 0, or an error (io.EOF at the
-	// end of the stream); fds are descriptors that arrived with the bytes.
-	recv func(p []byte) (n int, fds []int, err error)
+	// end of the stream).
+	recv func(p []byte) (int, error)
+	// fds fetches the n descriptors sent with the frame being read; nil
+	// means the stream cannot carry any.
+	fds func(n int) ([]int, error)
 	// alloc makes a body; tests hook it to check no body exceeds max.
 	alloc func(n int) []byte
 	max   int
 	buf   []byte
 	r, w  int
-	fds   []int // received, not yet claimed by a frame
 	err   error
 }
 
-func newFrameReader(max int, recv func(p []byte) (int, []int, error)) *frameReader {
+func newFrameReader(max int, recv func(p []byte) (int, error), fds func(n int) ([]int, error)) *frameReader {
 	return &frameReader{
 		recv:  recv,
+		fds:   fds,
 		alloc: func(n int) []byte { return make([]byte, n) },
 		max:   max,
 		buf:   make([]byte, readBufSize),
@@ -155,13 +158,14 @@ func (r *frameReader) read() (Frame, error) {
 		n += m
 	}
 	if nfds > 0 {
-		// Descriptors travel with the first byte of their frame's send, so
-		// they have all arrived once the whole frame has.
-		if len(r.fds) < nfds {
-			return Frame{}, fmt.Errorf("%w: frame announces %d file descriptors, %d arrived", ErrCorruptFrame, nfds, len(r.fds))
+		if r.fds == nil {
+			return Frame{}, fmt.Errorf("%w: frame announces %d file descriptors on a stream without any", ErrCorruptFrame, nfds)
 		}
-		f.FDs = append([]int(nil), r.fds[:nfds]...)
-		r.fds = append(r.fds[:0], r.fds[nfds:]...)
+		fds, err := r.fds(nfds)
+		if err != nil {
+			return Frame{}, err
+		}
+		f.FDs = fds
 	}
 	return f, nil
 }
@@ -186,8 +190,7 @@ func (r *frameReader) fill(k int) error {
 }
 
 func (r *frameReader) receive(p []byte) (int, error) {
-	n, fds, err := r.recv(p)
-	r.fds = append(r.fds, fds...)
+	n, err := r.recv(p)
 	if err == nil && n <= 0 {
 		err = io.ErrNoProgress
 	}
@@ -200,12 +203,4 @@ func (r *frameReader) streamError(err error, where string) error {
 		return fmt.Errorf("%w: stream ended inside a frame %s: %w", ErrCorruptFrame, where, io.ErrUnexpectedEOF)
 	}
 	return err
-}
-
-// takeFDs returns the descriptors that arrived but no frame claimed, so
-// the owner can close them.
-func (r *frameReader) takeFDs() []int {
-	fds := r.fds
-	r.fds = nil
-	return fds
 }

@@ -97,7 +97,7 @@ func TestFrameLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			a, b := newPair(t, max)
-			_, err := unix.Write(a.fd, tt.raw)
+			_, err := unix.Write(a.wfd, tt.raw)
 			require.NoError(t, err)
 			require.NoError(t, a.Close())
 			_, err = b.ReadFrame()

@@ -32,14 +32,13 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(uint8(0), []byte{0, 0, 0, 1, 0, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, piece uint8, data []byte) {
 		src := bytes.NewReader(data)
-		recv := func(p []byte) (int, []int, error) {
+		recv := func(p []byte) (int, error) {
 			if n := int(piece); n > 0 && n < len(p) {
 				p = p[:n]
 			}
-			n, err := src.Read(p)
-			return n, nil, err
+			return src.Read(p)
 		}
-		r := newFrameReader(max, recv)
+		r := newFrameReader(max, recv, nil)
 		r.alloc = func(n int) []byte {
 			if n > max {
 				t.Fatalf("allocating a %d-byte body, the maximum is %d", n, max)

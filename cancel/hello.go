@@ -23,9 +23,10 @@ const (
 	EnvMaxFrame = "OFFLOAD_WORKER_MAX_FRAME"
 )
 
-// workerFD is the channel's descriptor in the worker: the first of
-// exec.Cmd.ExtraFiles.
-const workerFD = 3
+// The channel's descriptors in the worker, in exec.Cmd.ExtraFiles order:
+// the pipe it reads frames from, the pipe it writes frames to, the socket
+// for file descriptors.
+var workerFDs = [3]int{3, 4, 5}
 
 // Hello is the worker's handshake, the first frame it sends.
 type Hello struct {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
 func testContext() context.Context { return context.Background() }
@@ -22,9 +21,8 @@ func testContext() context.Context { return context.Background() }
 // newPair returns both ends of a fresh channel.
 func newPair(t testing.TB, max int) (*Conn, *Conn) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	a, b, err := NewPair(max)
 	require.NoError(t, err)
-	a, b := newConn(fds[0], max), newConn(fds[1], max)
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
 }

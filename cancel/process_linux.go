@@ -52,7 +52,10 @@ const outputDrain = 200 * time.Millisecond
 // first (whose message carries its stderr tail).
 //
 // ctx bounds only the start: cancelling it later does not affect the
-// running process.
+// running process. The worker gets SIGKILL when the supervisor dies
+// (Pdeathsig); Linux sends it when the thread that called Start ends, and
+// Go ends a thread only under a goroutine that exits while locked to it
+// with runtime.LockOSThread, so do not call Start from such a goroutine.
 func Start(ctx context.Context, s Spec) (*Process, error) {
 	s, err := s.withDefaults()
 	if err != nil {
@@ -73,16 +76,24 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 
 // spawn starts the process and its background goroutines.
 func spawn(s Spec) (*Process, error) {
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	ch, err := newChannel()
 	if err != nil {
-		return nil, fmt.Errorf("cancel: socketpair: %w", err)
+		return nil, err
 	}
-	child := os.NewFile(uintptr(pair[1]), "offload-worker-channel")
-	defer child.Close()
+	conn, err := newConn(ch.parent[0], ch.parent[1], ch.parent[2], s.MaxFrame)
+	if err != nil {
+		closeFDs(ch.child[:])
+		return nil, err
+	}
+	var child [3]*os.File
+	for i, fd := range ch.child {
+		child[i] = os.NewFile(uintptr(fd), "offload-worker-channel")
+	}
+	defer closeFiles(child[:]...)
 	var r, w [2]*os.File
 	for i := range r {
 		if r[i], w[i], err = os.Pipe(); err != nil {
-			unix.Close(pair[0])
+			conn.Close()
 			closeFiles(r[:i]...)
 			closeFiles(w[:i]...)
 			return nil, fmt.Errorf("cancel: pipe: %w", err)
@@ -92,14 +103,15 @@ func spawn(s Spec) (*Process, error) {
 	cmd.Env = s.environ(os.Getpid())
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = w[0], w[1]
-	cmd.ExtraFiles = []*os.File{child}
-	// Pdeathsig fires when the thread that forked exits; Go only ends a
-	// thread under a goroutine that exits locked to it (see the README).
+	cmd.ExtraFiles = child[:]
+	// Pdeathsig fires when the thread that forked exits, not the process;
+	// Go ends a thread only when a goroutine exits while locked to it, so
+	// do not call Start from a goroutine that stays locked to its thread.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	closeFiles(w[:]...)
 	if err != nil {
-		unix.Close(pair[0])
+		conn.Close()
 		closeFiles(r[:]...)
 		return nil, fmt.Errorf("cancel: start worker %d: %w", s.ID, err)
 	}
@@ -108,7 +120,7 @@ func spawn(s Spec) (*Process, error) {
 	p := &Process{
 		spec:     s,
 		cmd:      cmd,
-		conn:     newConn(pair[0], s.MaxFrame),
+		conn:     conn,
 		log:      log,
 		stdout:   &output{logger: log, stream: "stdout"},
 		stderr:   &output{logger: log, stream: "stderr"},

@@ -231,3 +231,39 @@ func TestExitOfFailedStartIsAnExit(t *testing.T) {
 	require.True(t, errors.As(err, &e), "%v", err)
 	assert.Equal(t, 4, e.Code)
 }
+
+func TestKillUnblocksAWriter(t *testing.T) {
+	t.Parallel()
+	p := startWorker(t, Spec{})
+	require.NoError(t, p.Conn().WriteFrame(Frame{Kind: kindHang}))
+	errc := make(chan error, 1)
+	go func() {
+		big := Frame{Kind: kindEcho, Body: make([]byte, 1<<20)}
+		for {
+			// The worker reads nothing: the socket fills and a write blocks.
+			if err := p.Conn().WriteFrame(big); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	p.Kill()
+	select {
+	case err := <-errc:
+		assert.True(t, errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET), "%v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("writer still blocked after the worker died")
+	}
+}
+
+func TestNewPairBadMax(t *testing.T) {
+	t.Parallel()
+	_, _, err := NewPair(-1)
+	require.Error(t, err)
+	a, b, err := NewPair(0)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultMaxFrame, a.MaxFrame())
+	a.Close()
+	b.Close()
+}

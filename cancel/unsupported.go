@@ -27,6 +27,9 @@ func (c *Conn) Close() error { return nil }
 
 func closeFDs([]int) {}
 
+// NewPair returns ErrUnsupported.
+func NewPair(maxFrame int) (*Conn, *Conn, error) { return nil, nil, ErrUnsupported }
+
 // Attach returns (nil, false, nil), or ErrUnsupported in a process that
 // was started as a worker.
 func Attach() (*Conn, bool, error) {
