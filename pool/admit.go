@@ -30,7 +30,6 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		p.stats.rejected.Add(1)
 		return ErrUnknownTask
 	}
-	at := now()
 	p.mu.Lock()
 	if err := p.refuse(ctx); err != nil {
 		p.mu.Unlock()
@@ -49,7 +48,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	} else {
 		p.inflight++
 	}
-	j.accept(p, at, mode&admitWatch != 0)
+	j.accept(p, mode&admitWatch != 0)
 	w := p.enqueue(j)
 	p.mu.Unlock()
 	if w != nil {
@@ -77,23 +76,26 @@ func (p *Pool) full() bool {
 // caller to wake once it has released p.mu. p.mu is held and the job's slot is counted in
 // p.inflight.
 func (p *Pool) enqueue(j job) *worker {
-	p.stats.submitted.Add(1)
+	p.stats.submitted.Store(p.stats.submitted.Load() + 1)
+	var w *worker
 	if n := len(p.idle); n > 0 {
-		w := p.idle[n-1]
+		w = p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		if p.queue.n == 0 {
 			// Nothing is ahead of j: hand it to the idle worker directly,
-			// which saves that worker a trip through the lock and queue.
+			// which saves that worker a trip through the lock and queue
+			// (and the task any wait in it).
 			w.handoff = j
 			p.assign(w, j)
 			return w
 		}
-		p.queue.push(j.queueLink())
-		p.stats.queued.Store(int64(p.queue.n))
-		return w
 	}
+	j.queueLink().since = now()
 	p.queue.push(j.queueLink())
 	p.stats.queued.Store(int64(p.queue.n))
+	if w != nil {
+		return w
+	}
 	if len(p.all)+p.starting < p.opts.Workers {
 		p.spawn()
 	}

@@ -11,10 +11,9 @@ type job interface {
 	queueLink() *link
 	context() context.Context
 	known() bool // the task was registered
-	// accept records the admission time and, with watch, arranges for the
-	// future to resolve when the caller's ctx ends. p.mu is held.
-	accept(p *Pool, at int64, watch bool)
-	acceptedAt() int64
+	// accept, with watch, arranges for the future to resolve when the
+	// caller's ctx ends. p.mu is held.
+	accept(p *Pool, watch bool)
 	// begin readies the task's context; the worker calls it under the
 	// pool's lock as it takes the job, so that Close can interrupt it.
 	begin(stop context.Context)
@@ -35,11 +34,10 @@ type job interface {
 // allocation holds all of it, queue link included; Run reuses them.
 type call[In, Out any] struct {
 	Future[Out]
-	link     link
-	task     Task[In, Out]
-	ctx      context.Context // the caller's
-	in       In
-	accepted int64 // monotonic ns, for Stats.WaitTime
+	link link
+	task Task[In, Out]
+	ctx  context.Context // the caller's
+	in   In
 
 	// Set by begin, under the pool's lock.
 	runCtx context.Context
@@ -99,10 +97,8 @@ func (c *call[In, Out]) drop() {
 func (c *call[In, Out]) queueLink() *link         { return &c.link }
 func (c *call[In, Out]) context() context.Context { return c.ctx }
 func (c *call[In, Out]) known() bool              { return c.task.fn != nil }
-func (c *call[In, Out]) acceptedAt() int64        { return c.accepted }
 
-func (c *call[In, Out]) accept(p *Pool, at int64, watch bool) {
-	c.accepted = at
+func (c *call[In, Out]) accept(p *Pool, watch bool) {
 	if watch && c.ctx.Done() != nil {
 		c.unwatch = context.AfterFunc(c.ctx, func() { p.abandon(c, c.ctx.Err()) })
 	}

@@ -4,8 +4,9 @@ package pool
 // queueing allocates nothing, and a cancelled task leaves the queue in O(1).
 type link struct {
 	prev, next *link
-	job        job // the call this link belongs to
-	queued     bool
+	job        job   // the call this link belongs to
+	queued     bool  // in the queue now
+	since      int64 // when it was queued (monotonic ns), for Stats.WaitTime
 }
 
 // fifo is the pool's queue of accepted tasks waiting for a worker: an

@@ -9,7 +9,7 @@ import (
 // Counts are since New. Every accepted task ends in exactly one of
 // Completed, Failed or Canceled; until then it is Queued or running.
 type Stats struct {
-	Workers int // live workers
+	Workers int // live workers, including those starting
 	Busy    int // workers running a task, including tasks whose caller gave up
 	Queued  int // accepted tasks waiting for a worker
 
@@ -21,87 +21,107 @@ type Stats struct {
 	Terminated uint64 // running tasks whose worker process was killed
 	Crashed    uint64 // worker processes that died under a task
 
-	WaitTime Summary // from acceptance to a worker starting the task
-	RunTime  Summary // from start to the task's return
+	// WaitTime is the time tasks spent in the queue: 0 for a task handed
+	// straight to an idle worker. RunTime is from a worker picking a task
+	// up to its return, for every task a worker finished.
+	WaitTime, RunTime Summary
 
 	// Utilization is the workers' busy time over their lifetime since New,
 	// in [0, 1]: like Node's event loop utilisation, summed over workers.
 	Utilization float64
 }
 
-// recorder is the pool's counters. Everything is atomic so that Stats (and
-// the shed decision) never needs the pool's lock.
+// tally is what one worker records about the tasks it ran. The worker is
+// its only writer; Stats reads it while it writes.
+type tally struct {
+	waitTime, runTime histogram
+	completed, failed atomic.Uint64
+}
+
+// ran records a finished task; delivered says whether its result reached
+// the caller (it did not when the caller gave up, and then the task was
+// counted as Canceled).
+func (t *tally) ran(wait, run int64, failed, delivered bool) {
+	t.waitTime.record(wait)
+	t.runTime.record(run)
+	switch {
+	case !delivered:
+	case failed:
+		t.failed.Store(t.failed.Load() + 1)
+	default:
+		t.completed.Store(t.completed.Load() + 1)
+	}
+}
+
+func (t *tally) merge(o *tally) {
+	t.waitTime.merge(&o.waitTime)
+	t.runTime.merge(&o.runTime)
+	t.completed.Store(t.completed.Load() + o.completed.Load())
+	t.failed.Store(t.failed.Load() + o.failed.Load())
+}
+
+// recorder is the pool's own counters. The gauges are written under the
+// pool's lock and read without it (by Shed, say), so they are atomics
+// updated by plain stores.
 type recorder struct {
 	workers, busy, queued atomic.Int64
+	submitted             atomic.Uint64
 
-	submitted, completed, failed, rejected atomic.Uint64
-	canceled, terminated, crashed          atomic.Uint64
+	rejected, canceled, terminated, crashed atomic.Uint64
 
-	waitTime, runTime histogram
-
-	retiredNanos atomic.Int64 // summed lifetime of exited workers
-	recentRun    atomic.Int64 // EWMA of run time, ns
+	retired      tally // of workers that have exited; guarded by the pool's lock
+	retiredNanos int64 // their summed lifetime; guarded by the pool's lock
+	recentRun    atomic.Int64
 }
 
-// ran records a task that a worker finished; delivered says whether its
-// result reached the caller (false when the caller had given up).
-func (r *recorder) ran(wait, run int64, failed, delivered bool) {
-	r.waitTime.record(wait)
-	r.runTime.record(run)
-	// An EWMA with weight 1/8 tracks the recent run time for predictions;
-	// racing workers may lose an update, which only delays the average.
+// noteRun feeds an EWMA (weight 1/8) of run time for predictions. Racing
+// workers may lose an update, which only slows the average a little.
+func (r *recorder) noteRun(run int64) {
 	old := r.recentRun.Load()
 	r.recentRun.Store(old + (run-old)/8)
-	if !delivered {
-		return // counted as Canceled when its caller gave up
-	}
-	if failed {
-		r.failed.Add(1)
-	} else {
-		r.completed.Add(1)
-	}
 }
 
-func (r *recorder) workerExited(lifetime int64) { r.retiredNanos.Add(lifetime) }
+func inc(v *atomic.Int64, by int64) { v.Store(v.Load() + by) }
 
-// Stats returns a snapshot of the pool's counters. It takes the pool's lock
-// only to add up the live workers' lifetimes. Safe for concurrent use, and
-// after Close.
+// Stats returns a snapshot of the pool's counters. It holds the pool's lock
+// while it adds up the workers' tallies (a few microseconds). Safe for
+// concurrent use, and after Close.
 func (p *Pool) Stats() Stats {
 	r := &p.stats
-	s := Stats{
-		Submitted:  r.submitted.Load(),
-		Completed:  r.completed.Load(),
-		Failed:     r.failed.Load(),
-		Rejected:   r.rejected.Load(),
-		Canceled:   r.canceled.Load(),
-		Terminated: r.terminated.Load(),
-		Crashed:    r.crashed.Load(),
-		WaitTime:   r.waitTime.summary(),
-		RunTime:    r.runTime.summary(),
-	}
+	var sum tally
 	t := now()
-	lived := r.retiredNanos.Load()
-	busy := int64(r.runTime.sum.Load())
 	p.mu.Lock()
-	// Read under the lock so that a task moving from the queue to a worker
-	// is counted once.
-	s.Workers, s.Busy, s.Queued = int(r.workers.Load()), int(r.busy.Load()), int(r.queued.Load())
+	s := Stats{
+		Workers:   int(r.workers.Load()),
+		Busy:      int(r.busy.Load()),
+		Queued:    int(r.queued.Load()),
+		Submitted: r.submitted.Load(),
+	}
+	sum.merge(&r.retired)
+	lived := r.retiredNanos
+	var running int64
 	for w := range p.all {
+		sum.merge(&w.tally)
 		lived += t - w.born
 		if w.current != nil {
-			busy += t - w.startedAt.Load()
+			running += t - w.startedAt.Load()
 		}
 	}
 	p.mu.Unlock()
+	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()
+	s.Terminated, s.Crashed = r.terminated.Load(), r.crashed.Load()
+	s.Completed, s.Failed = sum.completed.Load(), sum.failed.Load()
+	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
 	if lived > 0 {
+		busy := int64(sum.runTime.sum.Load()) + running
 		s.Utilization = min(1, float64(busy)/float64(lived))
 	}
 	return s
 }
 
 // RecentRunTime is an exponentially weighted average of recent tasks' run
-// time: cheap to read, for predicting queue waits (see Shed).
+// time: cheap to read without the pool's lock, for predicting queue waits
+// (see Shed).
 func (p *Pool) RecentRunTime() time.Duration {
 	return time.Duration(p.stats.recentRun.Load())
 }

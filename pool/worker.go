@@ -6,7 +6,7 @@ import (
 )
 
 // worker is one goroutine serving the queue. Its fields are guarded by the
-// Pool's mutex.
+// Pool's mutex unless said otherwise.
 type worker struct {
 	wake     chan struct{} // buffered 1: a send means "look at the queue"
 	handoff  job           // set with a wake: run this, it was never queued
@@ -17,6 +17,7 @@ type worker struct {
 	// startedAt is when current started; the worker sets it after a
 	// handoff without the lock, Stats reads it under the lock.
 	startedAt atomic.Int64
+	tally     tally // written by the worker alone
 }
 
 // spawn starts a worker. p.mu is held.
@@ -44,23 +45,33 @@ func (p *Pool) work(w *worker) {
 	p.starting--
 	p.all[w] = struct{}{}
 	for {
+		clock := now // a fresh reading, unless a task has just ended
 		if done.job != nil {
 			w.current = nil
-			p.stats.busy.Add(-1)
+			inc(&p.stats.busy, -1)
 			p.release()
+			clock = func() int64 { return done.end }
 		}
-		j := p.take(w)
+		j, wait := p.take(w, clock)
 		if j == nil {
 			if w.retire || p.state == closed || (p.state == draining && p.queue.n == 0) {
+				if done.job != nil {
+					// Deliver first, so that retire counts it in w's tally;
+					// then look again, since the pool may have changed.
+					p.mu.Unlock()
+					p.deliver(w, done)
+					done = finished{}
+					p.mu.Lock()
+					continue
+				}
 				p.retire(w)
 				p.mu.Unlock()
-				p.deliver(done)
 				return
 			}
 			w.idleTick = p.tick
 			p.idle = append(p.idle, w)
 			p.mu.Unlock()
-			p.deliver(done)
+			p.deliver(w, done)
 			done = finished{}
 			<-w.wake
 			if j = w.handoff; j == nil {
@@ -71,9 +82,9 @@ func (p *Pool) work(w *worker) {
 			w.startedAt.Store(now())
 		} else {
 			p.mu.Unlock()
-			p.deliver(done)
+			p.deliver(w, done)
 		}
-		done = finished{job: j, start: w.startedAt.Load()}
+		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		done.failed = j.run()
 		done.end = now()
 		p.mu.Lock()
@@ -83,40 +94,44 @@ func (p *Pool) work(w *worker) {
 // finished is a job a worker has run and not yet delivered.
 type finished struct {
 	job        job
+	wait       int64 // in the queue
 	start, end int64
 	failed     bool
 }
 
-// deliver hands a finished job's result to its caller, records it, and
-// lets go of the job.
-func (p *Pool) deliver(f finished) {
+// deliver hands a finished job's result to its caller, records it in w's
+// tally, and lets go of the job.
+func (p *Pool) deliver(w *worker, f finished) {
 	if f.job == nil {
 		return
 	}
-	wait := f.start - f.job.acceptedAt()
 	delivered := f.job.deliver()
-	p.stats.ran(wait, f.end-f.start, f.failed, delivered)
+	run := f.end - f.start
+	w.tally.ran(f.wait, run, f.failed, delivered)
+	p.stats.noteRun(run)
 	f.job.drop()
 }
 
-// take gives w the oldest queued job, ready to run, or nil. p.mu is held.
-func (p *Pool) take(w *worker) job {
+// take gives w the oldest queued job, ready to run, and how long it
+// waited; or nil. clock reads the time. p.mu is held.
+func (p *Pool) take(w *worker, clock func() int64) (job, int64) {
 	if p.state == closed {
-		return nil
+		return nil, 0
 	}
 	l := p.queue.pop()
 	if l == nil {
-		return nil
+		return nil, 0
 	}
 	p.stats.queued.Store(int64(p.queue.n))
-	w.startedAt.Store(now())
+	t := clock()
+	w.startedAt.Store(t)
 	p.assign(w, l.job)
-	return l.job
+	return l.job, t - l.since
 }
 
 // assign makes j the job w runs. p.mu is held.
 func (p *Pool) assign(w *worker, j job) {
-	p.stats.busy.Add(1)
+	inc(&p.stats.busy, 1)
 	w.current = j
 	j.begin(p.stop)
 }
@@ -125,7 +140,8 @@ func (p *Pool) assign(w *worker, j job) {
 func (p *Pool) retire(w *worker) {
 	delete(p.all, w)
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
-	p.stats.workerExited(now() - w.born)
+	p.stats.retired.merge(&w.tally)
+	p.stats.retiredNanos += now() - w.born
 	p.checkDrained()
 }
 
