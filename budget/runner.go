@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"time"
 )
@@ -9,8 +10,9 @@ import (
 const (
 	// checksPerBudget sets the target time between two clock reads to
 	// Budget/checksPerBudget: 50 µs for 5 ms. A read costs tens of
-	// nanoseconds, so the checks cost about 0.1% or less, and uniform items
-	// overrun the budget by at most about 1%.
+	// nanoseconds, so the checks cost about 0.1% or less. It is also the
+	// most a slow item can carry over with it: the cheap items that ran
+	// after it in the same stride.
 	checksPerBudget = 100
 	// maxStride bounds the items run between two clock reads, so that a
 	// near-zero measured cost cannot turn into a stride that never ends.
@@ -24,6 +26,7 @@ type runner struct {
 	budget   time.Duration
 	interval time.Duration // target time between clock reads
 	stride   int           // items to run before the next clock read
+	cost     float64       // ns per item at the last read; 0 until known
 	yield    func()        // nil: runtime.Gosched
 	duty     float64       // in (0, 1) when resting, else 0
 
@@ -62,7 +65,7 @@ func (r *runner) chunk(lo, n int, run func(lo, hi int)) Chunk {
 	begin := r.clock.now()
 	last, i := begin, lo
 	for i < n {
-		k := min(r.stride, n-i)
+		k := min(r.stride, n-i, r.fit(r.budget-(last-begin)))
 		run(i, i+k)
 		i += k
 		now := r.clock.now()
@@ -82,6 +85,16 @@ func (r *runner) chunk(lo, n int, run func(lo, hi int)) Chunk {
 	return Chunk{Start: lo, End: i, Took: took}
 }
 
+// fit returns how many items at the last measured cost it takes to spend
+// rest, rounded up: near the end of a chunk the stride shrinks to land just
+// past the budget, so uniform items overrun it by less than one item.
+func (r *runner) fit(rest time.Duration) int {
+	if r.cost <= 0 || rest <= 0 {
+		return maxStride
+	}
+	return int(min(math.Ceil(float64(rest)/r.cost), maxStride))
+}
+
 // adapt sets the next stride from the last one: k items took elapsed. The
 // stride aims at r.interval between reads; it falls at once when items turn
 // out slower (down to 1, a read after every item, so a slow item overruns
@@ -90,9 +103,11 @@ func (r *runner) chunk(lo, n int, run func(lo, hi int)) Chunk {
 func (r *runner) adapt(elapsed time.Duration, k int) {
 	limit := min(2*r.stride, maxStride)
 	if elapsed <= 0 {
+		r.cost = 0
 		r.stride = limit
 		return
 	}
+	r.cost = float64(elapsed) / float64(k)
 	want := float64(r.interval) * float64(k) / float64(elapsed)
 	r.stride = max(1, min(limit, int(min(want, maxStride))))
 }

@@ -25,9 +25,11 @@ func TestAdaptiveStride(t *testing.T) {
 		wantMaxBlockLE time.Duration
 	}{
 		{"slow items: read after every item", time.Millisecond, 200, 1, 1, true, budget},
+		{"uneven multiple of the budget", 3 * time.Millisecond, 50, 1, 1, true, 6 * time.Millisecond},
 		{"items above the interval: every item", 200 * time.Microsecond, 500, 1, 1, true, budget},
-		{"10 µs items: about 5 per read", 10 * time.Microsecond, 20_000, 4, 5, false, budget + 50*time.Microsecond},
-		{"cheap items: huge strides", time.Nanosecond, 20_000_000, 10_000, 50_000, false, budget + 50*time.Microsecond},
+		{"10 µs items: about 5 per read", 10 * time.Microsecond, 20_000, 4, 5, false, budget},
+		{"7 µs items", 7 * time.Microsecond, 20_000, 4, 7, false, budget + 7*time.Microsecond - 1},
+		{"cheap items: huge strides", time.Nanosecond, 20_000_000, 10_000, 50_000, false, budget},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,7 +45,10 @@ func TestAdaptiveStride(t *testing.T) {
 			assert.GreaterOrEqual(t, perRead, tc.minPerRead)
 			assert.LessOrEqual(t, perRead, tc.maxPerRead)
 			assert.LessOrEqual(t, rep.MaxBlock, tc.wantMaxBlockLE)
-			assert.LessOrEqual(t, float64(rep.MaxBlock), 1.2*float64(budget), "uniform items: at most 1.2x the budget")
+			assert.Less(t, rep.MaxBlock, budget+tc.cost, "uniform items overrun by less than one item")
+			if tc.cost < budget/10 {
+				assert.LessOrEqual(t, float64(rep.MaxBlock), 1.2*float64(budget), "uniform items: at most 1.2x the budget")
+			}
 		})
 	}
 }
