@@ -120,6 +120,48 @@ func BenchmarkIdleRSS(b *testing.B) {
 	b.ReportMetric(float64(total)/float64(n)/(1<<20), "MiB/worker")
 }
 
+// BenchmarkRoundTrip1MiB: a 1 MiB frame to the worker and back.
+func BenchmarkRoundTrip1MiB(b *testing.B) {
+	p := startWorker(b, Spec{})
+	c := p.Conn()
+	f := Frame{Kind: kindEcho, Body: make([]byte, 1<<20)}
+	b.SetBytes(2 << 20)
+	for b.Loop() {
+		if err := c.WriteFrame(f); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.ReadFrame(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkKillToDone256MiB: Kill to Done for a worker holding 256 MiB:
+// the kernel's teardown grows with the heap, which is why nobody should
+// wait for the reap.
+func BenchmarkKillToDone256MiB(b *testing.B) {
+	log := quietLogger(b)
+	for b.Loop() {
+		b.StopTimer()
+		p, err := Start(context.Background(), Spec{Logger: log})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Conn().WriteFrame(Frame{Kind: kindHold, Body: []byte("256")}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.Conn().ReadFrame(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		p.Kill()
+		<-p.Done()
+		b.StopTimer()
+		p.Close()
+		b.StartTimer()
+	}
+}
+
 // BenchmarkKillToDone: from Kill to Done closed (the reap, with the
 // output drained and the Exit built), for an idle worker.
 func BenchmarkKillToDone(b *testing.B) {

@@ -40,8 +40,8 @@ func (p *Process) Exit() *Exit {
 func (p *Process) Kill() { p.kill(KilledByKill) }
 
 // Terminate stops the worker in exec.Cmd's Cancel-then-WaitDelay shape:
-// it calls ask (if not nil), which should ask the worker to stop — say, a
-// cancel frame —, then kills the worker if it has not exited within grace
+// it calls ask (if not nil) on the calling goroutine, which should ask the
+// worker to stop without blocking long — say, send a cancel frame —, then kills the worker if it has not exited within grace
 // (at once when grace <= 0). It does not block: the kill runs on a timer.
 // stop cancels that kill, for a worker that did what ask asked and may
 // live on; it reports whether it stopped the kill in time.

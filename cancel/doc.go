@@ -8,11 +8,12 @@
 // to the supervisor, over which the worker sends its [Hello] and then serves
 // frames until the connection reaches EOF, at which point it must exit.
 //
-// The channel is a unix socketpair passed as file descriptor 3 (never stdin
-// or stdout, which belong to whatever the worker prints). It carries
-// length-prefixed [Frame]s whose kinds are opaque to this package, except
-// the few at or above [KindReserved], and it can carry file descriptors
-// (SCM_RIGHTS) alongside a frame. Everything the worker prints to stdout
+// The channel is passed to the worker as file descriptors 3, 4 and 5 (never
+// stdin or stdout, which belong to whatever the worker prints): a pipe each
+// way for the frames, and a unix socket beside them for file descriptors
+// (SCM_RIGHTS), which a frame can carry. Frames are length-prefixed, with a
+// maximum size; their kinds are opaque to this package, except the few at
+// or above [KindReserved]. Everything the worker prints to stdout
 // or stderr goes, line by line, to the supervisor's [log/slog] logger.
 //
 // Worker processes are supported on Linux only; elsewhere [Start] and the

@@ -29,6 +29,7 @@ const (
 	kindHang                     // stop reading and sleep forever
 	kindSendN                    // try to send a frame whose body length is the body's number
 	kindFDs                      // reply with the contents of the received descriptors
+	kindHold                     // allocate and touch the body's number of MiB, keep it, reply
 )
 
 // Environment variables that steer the test binary.
@@ -39,6 +40,9 @@ const (
 )
 
 var testTasks = []string{"echo", "crash"}
+
+// heldMemory keeps kindHold's allocations alive in the test worker.
+var heldMemory [][]byte
 
 func TestMain(m *testing.M) {
 	conn, worker, err := Attach()
@@ -129,6 +133,13 @@ func handleTest(conn *Conn, f Frame) error {
 			body = append(body, b...)
 		}
 		f = Frame{Kind: kindFDs, ID: f.ID, Body: body}
+	case kindHold:
+		n, _ := strconv.Atoi(string(f.Body))
+		held := make([]byte, n<<20)
+		for i := 0; i < len(held); i += 4096 {
+			held[i] = 1
+		}
+		heldMemory = append(heldMemory, held)
 	default:
 		return fmt.Errorf("unknown kind %d", f.Kind)
 	}

@@ -267,3 +267,29 @@ func TestNewPairBadMax(t *testing.T) {
 	a.Close()
 	b.Close()
 }
+
+// TestAttachRefusesAStrayWorker: a process that has the worker variables
+// but was not started by its parent's Start gets a clear error from Attach.
+func TestAttachRefusesAStrayWorker(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	tests := []struct {
+		name, parent, want string
+	}{
+		{"parent gone", "1", "worker's supervisor (pid \"1\") is gone"},
+		{"no channel", strconv.Itoa(os.Getpid()), "worker channel (fd 3)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), EnvWorker+"=1", EnvParent+"="+tt.parent, EnvMaxFrame+"=100", "GORACE=atexit_sleep_ms=0")
+			out, err := cmd.CombinedOutput()
+			var exitErr *exec.ExitError
+			require.ErrorAs(t, err, &exitErr)
+			assert.Equal(t, 1, exitErr.ExitCode())
+			assert.Contains(t, string(out), tt.want)
+		})
+	}
+}
