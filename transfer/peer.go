@@ -209,8 +209,10 @@ func (p *Peer) commit(moves []outbound) ([]Segment, error) {
 // was never lent to this peer all fail with ErrBadRef. On any error every
 // Buffer the message did resolve is released again (so its memory isn't
 // leaked); the references after a corrupt spot can't be read, so a peer
-// that sends a corrupt message should be closed. Safe for concurrent use,
-// but not with other reads of dec.
+// that sends a corrupt message should be closed. dec should come from
+// NewDecoder and the bytes should have passed ValidateMessage (Unmarshal
+// does both): the stock decoder trusts the lengths a message claims.
+// Safe for concurrent use, but not with other reads of dec.
 func (p *Peer) Decode(dec *msgpack.Decoder, v any) error {
 	err := dec.Decode(v)
 	rv := reflect.ValueOf(v)
@@ -259,7 +261,10 @@ func (p *Peer) Marshal(v any) ([]byte, []Segment, error) {
 	return buf.Bytes(), segs, nil
 }
 
-// Unmarshal is Decode from data with a default decoder.
+// Unmarshal is Decode from data with NewDecoder, after ValidateMessage.
 func (p *Peer) Unmarshal(data []byte, v any) error {
-	return p.Decode(msgpack.NewDecoder(bytes.NewReader(data)), v)
+	if err := ValidateMessage(data); err != nil {
+		return err
+	}
+	return p.Decode(NewDecoder(bytes.NewReader(data)), v)
 }

@@ -21,7 +21,7 @@ type pair struct {
 	parent, child           *Peer
 }
 
-func newPair(t *testing.T) *pair {
+func newPair(t testing.TB) *pair {
 	t.Helper()
 	p := &pair{parentArena: newArena(1 << 20), childArena: newArena(1 << 20)}
 	p.parent, p.child = newPeer(p.parentArena), newPeer(p.childArena)
@@ -49,7 +49,7 @@ func send(t *testing.T, from, to *Peer, v, out any) int {
 	return len(segs)
 }
 
-func arenaBuffer(t *testing.T, a *arena, n int, seed byte) *Buffer {
+func arenaBuffer(t testing.TB, a *arena, n int, seed byte) *Buffer {
 	t.Helper()
 	blk, err := a.alloc(n)
 	require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestPeerEncodeRejectsAndRestores(t *testing.T) {
 }
 
 // rawRef encodes a message {In: ext(payload)} by hand.
-func rawRef(t *testing.T, payload []byte) []byte {
+func rawRef(t testing.TB, payload []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
@@ -283,7 +283,7 @@ func TestPeerDecodeHostileRefs(t *testing.T) {
 }
 
 // segsOrNew returns the arena's first segment, making one if needed.
-func (a *arena) segsOrNew(t *testing.T) *segment {
+func (a *arena) segsOrNew(t testing.TB) *segment {
 	blk, err := a.alloc(1)
 	require.NoError(t, err)
 	blk.free()

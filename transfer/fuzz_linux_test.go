@@ -1,0 +1,63 @@
+package transfer
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// FuzzPeerDecode feeds arbitrary messages to a Peer that has adopted one
+// real segment and holds nothing: decoding must fail cleanly or yield
+// Buffers inside the segment, and never panic or leak a held reference.
+func FuzzPeerDecode(f *testing.F) {
+	p := newPair(f)
+	b := arenaBuffer(f, p.parentArena, 100, 0)
+	valid, segs, err := p.parent.Marshal(taskIn{In: b, Name: "x"})
+	require.NoError(f, err)
+	for _, s := range segs {
+		fd, err := unix.Dup(s.FD)
+		require.NoError(f, err)
+		require.NoError(f, p.child.Adopt(s.ID, fd, s.Size))
+	}
+	seg := p.parentArena.segs[0]
+	other := appendRef(nil, Ref{Segment: seg.id, Offset: 128, Length: 64})
+	f.Add(valid)
+	f.Add(rawRef(f, other))
+	f.Add(rawRef(f, appendRef(nil, Ref{Segment: seg.id, Offset: 1 << 62, Length: 1 << 62})))
+	f.Add(rawRef(f, []byte{1, 2}))
+	f.Add([]byte{0xc7, 0xff, byte(ExtID)})
+	f.Add([]byte{0x91, 0xd7, byte(ExtID), 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{})
+	segLen := len(seg.mem)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		check := func(bufs ...*Buffer) {
+			for _, b := range bufs {
+				if b == nil || b.Detached() {
+					continue
+				}
+				blk := b.blk.Load()
+				if blk.remote != nil && (blk.ref.Offset+blk.ref.Length > uint64(segLen)) {
+					t.Fatalf("Buffer outside its segment: %+v", blk.ref)
+				}
+				_ = b.Bytes()[:b.Len()]
+				b.Release()
+			}
+		}
+		var in taskIn
+		if p.child.Unmarshal(data, &in) == nil {
+			check(in.In)
+		}
+		var list []*Buffer
+		if p.child.Unmarshal(data, &list) == nil {
+			check(list...)
+		}
+		var anything any
+		if p.child.Unmarshal(data, &anything) == nil {
+			ReleaseAll(anything)
+		}
+		if held := p.child.Stats().Held; held != 0 {
+			t.Fatalf("%d references still held after releasing everything", held)
+		}
+	})
+}

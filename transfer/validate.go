@@ -1,0 +1,122 @@
+package transfer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ErrBadMessage is returned (wrapped) by ValidateMessage for bytes that
+// aren't one well-formed msgpack value.
+var ErrBadMessage = errors.New("transfer: malformed message")
+
+// ValidateMessage checks, in one linear pass without allocating, that data
+// starts with one complete msgpack value whose every array, map, string,
+// binary and extension length fits in the bytes that follow it. msgpack
+// v5.4.1 preallocates slices and interface maps to the length a header
+// claims, so without this check a nine-byte message can make the decoder
+// allocate gigabytes; after it, a decode allocates at most a small multiple
+// of the message size (times the size of an element). Peer.Unmarshal runs
+// it; code that calls Peer.Decode on a peer's bytes should run it first.
+// Bytes after the value are not examined.
+func ValidateMessage(data []byte) error {
+	pos, pending := 0, 1
+	for pending > 0 {
+		if pos >= len(data) {
+			return fmt.Errorf("%w: truncated at byte %d", ErrBadMessage, pos)
+		}
+		c := data[pos]
+		pos++
+		pending--
+		var fixed, lenBytes, items int
+		switch {
+		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		case c <= 0x8f:
+			items = 2 * int(c&0x0f)
+		case c <= 0x9f:
+			items = int(c & 0x0f)
+		case c <= 0xbf:
+			fixed = int(c & 0x1f)
+		default:
+			switch c {
+			case 0xc4, 0xd9:
+				lenBytes = 1
+			case 0xc5, 0xda:
+				lenBytes = 2
+			case 0xc6, 0xdb:
+				lenBytes = 4
+			case 0xc7:
+				lenBytes, fixed = 1, 1
+			case 0xc8:
+				lenBytes, fixed = 2, 1
+			case 0xc9:
+				lenBytes, fixed = 4, 1
+			case 0xca, 0xce, 0xd2:
+				fixed = 4
+			case 0xcb, 0xcf, 0xd3:
+				fixed = 8
+			case 0xcc, 0xd0:
+				fixed = 1
+			case 0xcd, 0xd1:
+				fixed = 2
+			case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8:
+				fixed = 1 + 1<<(c-0xd4)
+			case 0xdc, 0xde:
+				n, err := readLen(data, pos, 2)
+				if err != nil {
+					return err
+				}
+				pos += 2
+				items = n
+				if c == 0xde {
+					items = 2 * n
+				}
+			case 0xdd, 0xdf:
+				n, err := readLen(data, pos, 4)
+				if err != nil {
+					return err
+				}
+				pos += 4
+				items = n
+				if c == 0xdf {
+					items = 2 * n
+				}
+			default:
+				return fmt.Errorf("%w: invalid code 0x%x at byte %d", ErrBadMessage, c, pos-1)
+			}
+		}
+		if lenBytes > 0 {
+			n, err := readLen(data, pos, lenBytes)
+			if err != nil {
+				return err
+			}
+			pos += lenBytes
+			fixed += n
+		}
+		if fixed > len(data)-pos {
+			return fmt.Errorf("%w: %d bytes claimed at byte %d, %d left", ErrBadMessage, fixed, pos, len(data)-pos)
+		}
+		pos += fixed
+		pending += items
+		// Every pending value needs at least one byte.
+		if pending > len(data)-pos {
+			return fmt.Errorf("%w: %d values claimed at byte %d, %d bytes left", ErrBadMessage, pending, pos, len(data)-pos)
+		}
+	}
+	return nil
+}
+
+// readLen reads a big-endian length of size bytes at data[pos:].
+func readLen(data []byte, pos, size int) (int, error) {
+	if size > len(data)-pos {
+		return 0, fmt.Errorf("%w: truncated length at byte %d", ErrBadMessage, pos)
+	}
+	switch size {
+	case 1:
+		return int(data[pos]), nil
+	case 2:
+		return int(binary.BigEndian.Uint16(data[pos:])), nil
+	default:
+		return int(binary.BigEndian.Uint32(data[pos:])), nil
+	}
+}
