@@ -19,6 +19,7 @@ type Stepper struct {
 	next int
 	fn   func(i int)
 	r    *runner
+	last Chunk
 }
 
 // NewStepper returns a Stepper over items 0 to n-1, calling fn(i) for each.
@@ -50,7 +51,7 @@ func (s *Stepper) Step(ctx context.Context) (more bool, err error) {
 // step runs one chunk; the caller has checked that items remain.
 func (s *Stepper) step() Chunk {
 	c := s.r.chunk(s.next, s.n, s.run)
-	s.next = c.End
+	s.next, s.last = c.End, c
 	return c
 }
 
@@ -86,6 +87,9 @@ func (s *Stepper) Done() bool { return s.next >= s.n }
 
 // Next returns the index of the first item not yet run (n when done).
 func (s *Stepper) Next() int { return s.next }
+
+// Last returns the latest chunk run (the zero Chunk before the first).
+func (s *Stepper) Last() Chunk { return s.last }
 
 // Report returns the run so far. Total spans from the start of the first
 // chunk to the end of the latest one.

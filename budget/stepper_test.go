@@ -29,11 +29,13 @@ func TestStepperStepResumes(t *testing.T) {
 	require.NoError(t, err)
 
 	ctx := context.Background()
+	assert.Equal(t, Chunk{}, s.Last())
 	var nexts []int
 	for {
 		more, err := s.Step(ctx)
 		require.NoError(t, err)
 		nexts = append(nexts, s.Next())
+		assert.Equal(t, s.Next(), s.Last().End)
 		clk.advance(time.Second) // the caller's own tick work between steps
 		if !more {
 			break

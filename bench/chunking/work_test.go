@@ -4,6 +4,8 @@ import (
 	"math"
 	"runtime"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // floatWork is the reference's "small float loop": a short dependent chain
@@ -78,23 +80,34 @@ func withProcs(procs int, fn func()) {
 }
 
 // everyThousand is the reference page's loop, for comparison: read the clock
-// every 1,000 items and yield when the budget is spent. It returns the
-// length of every block.
-func everyThousand(items []time.Duration, fn func(time.Duration), budget time.Duration) []time.Duration {
-	var blocks []time.Duration
+// every 1,000 items and yield when the budget is spent. It returns every
+// block's length in wall-clock and in thread CPU time.
+func everyThousand(items []time.Duration, fn func(time.Duration), budget time.Duration) (wall, cpu []time.Duration) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	runtime.Gosched()
-	start := time.Now()
+	start, startCPU := time.Now(), threadCPU()
 	for i, it := range items {
 		fn(it)
 		if i%1000 == 999 {
 			if el := time.Since(start); el > budget {
-				blocks = append(blocks, el)
+				wall, cpu = append(wall, el), append(cpu, threadCPU()-startCPU)
 				runtime.Gosched()
-				start = time.Now()
+				start, startCPU = time.Now(), threadCPU()
 			}
 		}
 	}
-	return append(blocks, time.Since(start))
+	return append(wall, time.Since(start)), append(cpu, threadCPU()-startCPU)
+}
+
+// threadCPU returns the calling thread's CPU time; callers lock the
+// goroutine to its thread around the measurement.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		panic("chunking: thread CPU clock: " + err.Error()) // Linux always has it
+	}
+	return time.Duration(ts.Nano())
 }
 
 // sink keeps the float results alive; only benchmark goroutines write it,
