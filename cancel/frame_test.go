@@ -170,3 +170,42 @@ func TestFrameFDs(t *testing.T) {
 	err = a.WriteFrame(Frame{FDs: make([]int, MaxFDs+1)})
 	require.Error(t, err)
 }
+
+func TestWriteFrames(t *testing.T) {
+	t.Parallel()
+	const max = 100 << 10
+	a, b := newPair(t, max)
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	var batch []Frame
+	for i := range 5000 {
+		f := Frame{Kind: 1, ID: uint64(i), Body: bytes.Repeat([]byte{byte(i)}, i%50)}
+		switch i {
+		case 10:
+			f.Body = make([]byte, max) // large: written apart
+		case 20:
+			f.FDs = []int{int(r.Fd())}
+		}
+		batch = append(batch, f)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- a.WriteFrames(batch...) }()
+	for i, want := range batch {
+		got, err := b.ReadFrame()
+		require.NoError(t, err)
+		require.Equal(t, uint64(i), got.ID)
+		require.Equal(t, want.Body, got.Body)
+		require.Len(t, got.FDs, len(want.FDs))
+		closeFDs(got.FDs)
+	}
+	require.NoError(t, <-errc)
+
+	err = a.WriteFrames(Frame{Body: []byte("ok")}, Frame{Body: make([]byte, max+1)})
+	require.ErrorIs(t, err, ErrFrameTooLarge)
+	require.NoError(t, a.WriteFrames(Frame{ID: 99}))
+	got, err := b.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(99), got.ID, "a refused batch sends nothing")
+}

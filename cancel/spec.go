@@ -26,9 +26,10 @@ type Spec struct {
 	Dir string
 	// ID identifies the worker in logs and errors ("worker 3").
 	ID int
-	// Logger receives each line the worker prints to stdout or stderr, with
-	// attributes worker (ID), pid and stream ("stdout" or "stderr"), and the
-	// supervisor's own notes about the worker. Default: slog.Default().
+	// Logger receives each line the worker prints to stdout or stderr as a
+	// record at level Info whose message is the line, with attributes
+	// worker (ID), pid and stream ("stdout" or "stderr"); a line longer than
+	// 4 KiB comes in 4 KiB pieces. Default: slog.Default().
 	Logger *slog.Logger
 	// MaxFrame is the largest frame body either side sends or accepts.
 	// Default: DefaultMaxFrame; at most MaxFrameLimit.

@@ -22,6 +22,9 @@ func (c *Conn) ReadFrame() (Frame, error) { return Frame{}, ErrUnsupported }
 // WriteFrame returns ErrUnsupported.
 func (c *Conn) WriteFrame(Frame) error { return ErrUnsupported }
 
+// WriteFrames returns ErrUnsupported.
+func (c *Conn) WriteFrames(...Frame) error { return ErrUnsupported }
+
 // Close returns nil.
 func (c *Conn) Close() error { return nil }
 
