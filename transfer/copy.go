@@ -25,6 +25,12 @@ func Copy[T any](v T) (T, error) {
 	if !infoOf(t).refs {
 		return v, nil
 	}
+	return deepCopy(v)
+}
+
+// deepCopy is Copy's walk, kept apart so that the fast path above doesn't
+// make v escape to the heap.
+func deepCopy[T any](v T) (T, error) {
 	var made []*Buffer
 	c := copier{ptrs: map[ptrKey]reflect.Value{}, made: &made}
 	out, err := c.copy(reflect.ValueOf(&v).Elem())

@@ -34,6 +34,12 @@ func HandOver[T any](v T) (T, error) {
 	if !infoOf(t).holds {
 		return v, nil
 	}
+	return handOver(v)
+}
+
+// handOver is HandOver's walk, kept apart so that the fast path above
+// doesn't make v escape to the heap.
+func handOver[T any](v T) (T, error) {
 	type move struct {
 		old *Buffer
 		blk *block
@@ -48,8 +54,6 @@ func HandOver[T any](v T) (T, error) {
 			moved = append(moved, move{b, blk})
 			return newHandle(blk), nil
 		},
-		bufs: map[*Buffer]*Buffer{},
-		ptrs: map[ptrKey]reflect.Value{},
 	}
 	out, err := w.rewrite(reflect.ValueOf(&v).Elem())
 	if err != nil {
@@ -75,15 +79,23 @@ func Check(v any) error {
 	if v == nil {
 		return nil
 	}
-	seen := map[*Buffer]bool{}
+	var seen map[*Buffer]bool // made on the second Buffer
+	var first *Buffer
 	return visit(reflect.ValueOf(v), true, func(b *Buffer) error {
 		if b.Detached() {
 			return fmt.Errorf("%w: %w", ErrNotTransferable, ErrDetached)
 		}
-		if seen[b] {
+		if b == first || seen[b] {
 			return fmt.Errorf("%w: the same Buffer appears twice", ErrNotTransferable)
 		}
-		seen[b] = true
+		switch {
+		case first == nil:
+			first = b
+		case seen == nil:
+			seen = map[*Buffer]bool{first: true, b: true}
+		default:
+			seen[b] = true
+		}
 		return nil
 	})
 }

@@ -105,8 +105,6 @@ func (p *Peer) Encode(enc *msgpack.Encoder, v any) ([]Segment, error) {
 			wire.wire = true
 			return wire, nil
 		},
-		bufs: map[*Buffer]*Buffer{},
-		ptrs: map[ptrKey]reflect.Value{},
 	}
 	out, err := w.rewrite(rv)
 	if err == nil {

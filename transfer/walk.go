@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -27,14 +28,50 @@ type typeInfo struct {
 
 // typeInfos caches typeInfo per reflect.Type, like encoding/json caches its
 // codecs: derived from types alone, so sharing it process-wide is safe and
-// makes HandOver on a type without Buffers cost a map lookup.
-var typeInfos sync.Map // reflect.Type -> *typeInfo
+// makes HandOver on a type without Buffers cost a map lookup. A program has
+// few types, so the map is copied on write and read without a lock (a plain
+// map read is cheaper than sync.Map's).
+var (
+	typeInfos   atomic.Pointer[map[reflect.Type]*typeInfo]
+	typeInfosMu sync.Mutex
+)
 
 // infoOf returns t's typeInfo.
 func infoOf(t reflect.Type) *typeInfo {
-	if v, ok := typeInfos.Load(t); ok {
-		return v.(*typeInfo)
+	if m := typeInfos.Load(); m != nil {
+		if info, ok := (*m)[t]; ok {
+			return info
+		}
 	}
+	info := computeInfo(t)
+	typeInfosMu.Lock()
+	defer typeInfosMu.Unlock()
+	old := typeInfos.Load()
+	if old != nil {
+		if known, ok := (*old)[t]; ok {
+			return known
+		}
+	}
+	m := make(map[reflect.Type]*typeInfo, 1+lenOf(old))
+	if old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[t] = info
+	typeInfos.Store(&m)
+	return info
+}
+
+func lenOf(m *map[reflect.Type]*typeInfo) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
+}
+
+// computeInfo builds t's typeInfo, the struct field list included.
+func computeInfo(t reflect.Type) *typeInfo {
 	info := analyse(t)
 	if t.Kind() == reflect.Struct && (info.holds || info.refs) {
 		for i := range t.NumField() {
@@ -43,8 +80,7 @@ func infoOf(t reflect.Type) *typeInfo {
 			}
 		}
 	}
-	v, _ := typeInfos.LoadOrStore(t, info)
-	return v.(*typeInfo)
+	return info
 }
 
 // walked reports whether the walkers look at a struct field: the fields
@@ -113,7 +149,7 @@ type ptrKey struct {
 	t reflect.Type
 }
 
-// rewriter copies the part of a value that leads to Buffers, replacing
+// rewriter (its zero value, with replace set, is ready) copies the part of a value that leads to Buffers, replacing
 // every *Buffer by what replace returns; everything else is shared with the
 // original. Pointers met twice map to the same copy, so cycles terminate
 // and aliasing survives.
@@ -142,6 +178,9 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 			return p, nil
 		}
 		p := reflect.New(t.Elem())
+		if w.ptrs == nil {
+			w.ptrs = map[ptrKey]reflect.Value{}
+		}
 		w.ptrs[key] = p
 		elem, err := w.rewrite(v.Elem())
 		if err != nil {
@@ -215,6 +254,9 @@ func (w *rewriter) buffer(b *Buffer) (reflect.Value, error) {
 		if nb, err = w.replace(b); err != nil {
 			return reflect.Value{}, err
 		}
+		if w.bufs == nil {
+			w.bufs = map[*Buffer]*Buffer{}
+		}
 		w.bufs[b] = nb
 	}
 	return reflect.ValueOf(nb), nil
@@ -224,7 +266,7 @@ func (w *rewriter) buffer(b *Buffer) (reflect.Value, error) {
 // strict set it also fails on values that can't cross a process (found
 // behind interfaces, where the static analysis can't see).
 func visit(v reflect.Value, strict bool, fn func(*Buffer) error) error {
-	seen := map[ptrKey]bool{}
+	var seen map[ptrKey]bool // made on the first pointer
 	var walk func(v reflect.Value) error
 	walk = func(v reflect.Value) error {
 		t := v.Type()
@@ -246,6 +288,9 @@ func visit(v reflect.Value, strict bool, fn func(*Buffer) error) error {
 			key := ptrKey{v.UnsafePointer(), t}
 			if seen[key] {
 				return nil
+			}
+			if seen == nil {
+				seen = map[ptrKey]bool{}
 			}
 			seen[key] = true
 			return walk(v.Elem())
