@@ -146,10 +146,14 @@ func handleTest(conn *Conn, f Frame) error {
 	return conn.WriteFrame(f)
 }
 
-// intermediate starts a worker, prints its pid and exits without closing
+// intermediate starts a worker, makes it stop reading (so that the EOF of
+// its channel cannot end it), prints its pid and exits without closing
 // it: the worker must die of Pdeathsig.
 func intermediate() {
 	p, err := Start(testContext(), Spec{})
+	if err == nil {
+		err = p.Conn().WriteFrame(Frame{Kind: kindHang})
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
