@@ -6,9 +6,13 @@
 // Options.Budget (5 ms by default) is spent, so the longest block stays near
 // the budget whatever the items cost. The clock is read rarely but often
 // enough: the number of items between two clock reads adapts to the
-// measured cost per item, so cheap items pay almost nothing for the checks
-// and a slow item overruns the budget by about its own cost, not by a fixed
-// batch of items.
+// measured cost per item, aiming at Budget/100 between reads, so cheap
+// items pay almost nothing for the checks (a read costs tens of
+// nanoseconds). Near the end of a chunk the last stride is cut to land just
+// past the budget: uniform items overrun it by less than one item. A slow
+// item among cheap ones overruns it by its own cost plus at most one read
+// interval of cheap items, not by a fixed batch of items; the stride then
+// drops to one item and grows back by doubling.
 //
 // Three forms share that machinery:
 //

@@ -15,9 +15,10 @@ const DefaultBudget = 5 * time.Millisecond
 // use: a 5 ms budget, runtime.Gosched between chunks and before the first.
 type Options struct {
 	// Budget is how long a chunk runs before the loop yields. A chunk ends
-	// at the first clock read at or past Budget, so it overruns by at most
-	// about one item's cost (see the package doc). Zero means
-	// DefaultBudget; negative is an error.
+	// at the first clock read at or past Budget, so it overruns by about one
+	// item's cost (see the package doc for the exact bound). Every chunk
+	// runs at least one item. Zero means DefaultBudget; negative is an
+	// error.
 	Budget time.Duration
 
 	// Yield is called on the calling goroutine between chunks, and before
