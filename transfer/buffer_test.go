@@ -216,6 +216,10 @@ func TestHandOverPlainTypes(t *testing.T) {
 	n, err := HandOver(42)
 	require.NoError(t, err)
 	assert.Equal(t, 42, n)
+	var nilBuf *Buffer
+	nb, err := HandOver(nilBuf)
+	require.NoError(t, err)
+	assert.Nil(t, nb)
 	var nilAny any
 	a, err := HandOver(nilAny)
 	require.NoError(t, err)

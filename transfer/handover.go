@@ -31,6 +31,17 @@ func HandOver[T any](v T) (T, error) {
 	if k := t.Kind(); k <= reflect.Complex128 || k == reflect.String {
 		return v, nil
 	}
+	if t == bufferPtrType { // the common "move this one Buffer" case, without reflection
+		b := any(v).(*Buffer)
+		if b == nil {
+			return v, nil
+		}
+		blk, err := b.take()
+		if err != nil {
+			return v, err
+		}
+		return any(newHandle(blk)).(T), nil
+	}
 	if !infoOf(t).holds {
 		return v, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -357,4 +358,36 @@ func TestAdoptRejectsBadDescriptors(t *testing.T) {
 	fdsAfter, _ := countFDs(t)
 	assert.Equal(t, fdsBefore, fdsAfter, "Adopt closed every descriptor")
 	assert.Equal(t, mapsBefore, countMappings(t), "Close unmapped the adopted segment")
+}
+
+func TestPeerConcurrentTraffic(t *testing.T) {
+	t.Parallel()
+	p := newPair(t)
+	// Adopt the parent's first segment up front, so that concurrent
+	// messages never race to deliver it.
+	var warm taskIn
+	send(t, p.parent, p.child, taskIn{In: arenaBuffer(t, p.parentArena, 1, 0)}, &warm)
+	warm.In.Release()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				data, segs, err := p.parent.Marshal(taskIn{In: arenaBuffer(t, p.parentArena, 100, byte(g+i))})
+				if !assert.NoError(t, err) || !assert.Empty(t, segs) {
+					return
+				}
+				var in taskIn
+				if !assert.NoError(t, p.child.Unmarshal(data, &in)) {
+					return
+				}
+				assert.Equal(t, byte(g+i), in.In.Bytes()[0])
+				in.In.Release()
+				assert.NoError(t, p.parent.ApplyReleases(p.child.DrainReleases()))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, p.parent.ApplyReleases(p.child.DrainReleases()))
+	assert.Zero(t, p.parent.Stats().Lent)
+	assert.Zero(t, p.parentArena.stats().InUse)
 }
