@@ -32,9 +32,9 @@ type Options struct {
 	// between chunks the loop rests (sleeps, waking early when ctx ends) so
 	// that busy time / (busy + rest) stays at most DutyCycle over the run.
 	// The rest owed is carried from chunk to chunk, so a sleep that
-	// overshoots is paid back by a shorter one. 0 and 1 mean no rest (the loop
-	// yields as if DutyCycle were unset); values outside [0, 1] are an error. There is no rest
-	// after the last chunk.
+	// overshoots is paid back by a shorter one. 0 and 1 mean no rest (the
+	// loop yields as if DutyCycle were unset); values outside [0, 1] are an
+	// error. There is no rest after the last chunk.
 	DutyCycle float64
 
 	// NoYieldFirst skips the yield before the first chunk. By default the

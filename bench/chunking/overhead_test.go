@@ -13,10 +13,11 @@ import (
 // BenchmarkOverhead measures what the chunker costs over the plain loop on
 // the reference workload, in a form that survives a noisy machine: each op
 // runs the plain loop and budget.Each (5 ms) back to back, in alternating
-// order, on one locked thread, and the metrics compare the pair.
-// overhead-cpu-% compares the thread's CPU time (the chunker's own cost:
-// clock reads, strides, yields; not the time other goroutines or processes
-// ran), overhead-wall-% the wall-clock time. ns/op covers both runs.
+// order, and the metrics compare the pair as budget / plain: cpu-ratio in
+// the process's CPU time (the chunker's own cost, clock reads, strides and
+// yields, with whatever runtime work they cause; not the time other
+// processes took the cores), wall-ratio in wall-clock time. 1.02 is the
+// 2% bar. ns/op covers both runs.
 func BenchmarkOverhead(b *testing.B) {
 	items := make([]float64, referenceItems)
 	for i := range items {
@@ -30,8 +31,6 @@ func BenchmarkOverhead(b *testing.B) {
 }
 
 func runOverhead(b *testing.B, items []float64) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	var acc float64
 	fn := func(x float64) { acc += floatWork(x) }
 	plain := func() {
@@ -46,10 +45,10 @@ func runOverhead(b *testing.B, items []float64) {
 	}
 	var plainCPU, budgetCPU, plainWall, budgetWall time.Duration
 	measure := func(run func(), cpu, wall *time.Duration) {
-		c, w := threadCPU(), time.Now()
+		c, w := processCPU(), time.Now()
 		run()
 		*wall += time.Since(w)
-		*cpu += threadCPU() - c
+		*cpu += processCPU() - c
 	}
 	for i := range b.N {
 		if i%2 == 0 {
@@ -61,6 +60,6 @@ func runOverhead(b *testing.B, items []float64) {
 		}
 	}
 	sink = acc
-	b.ReportMetric(100*(float64(budgetCPU)/float64(plainCPU)-1), "overhead-cpu-%")
-	b.ReportMetric(100*(float64(budgetWall)/float64(plainWall)-1), "overhead-wall-%")
+	b.ReportMetric(float64(budgetCPU)/float64(plainCPU), "cpu-ratio")
+	b.ReportMetric(float64(budgetWall)/float64(plainWall), "wall-ratio")
 }

@@ -100,6 +100,15 @@ func everyThousand(items []time.Duration, fn func(time.Duration), budget time.Du
 	return append(wall, time.Since(start)), append(cpu, threadCPU()-startCPU)
 }
 
+// processCPU returns the CPU time of the whole process, all threads.
+func processCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+		panic("chunking: process CPU clock: " + err.Error()) // Linux always has it
+	}
+	return time.Duration(ts.Nano())
+}
+
 // threadCPU returns the calling thread's CPU time; callers lock the
 // goroutine to its thread around the measurement.
 func threadCPU() time.Duration {
