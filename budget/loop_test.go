@@ -203,3 +203,39 @@ func TestDefaultYieldFirstLetsRunnableGoroutineIn(t *testing.T) {
 	assert.True(t, sawOtherFirst, "the goroutine ran in the yield before the first item")
 	assert.Equal(t, 1, rep.Chunks)
 }
+
+// TestEveryDefaultYieldLetsWaitingGoroutineIn pins the run to one P and
+// wakes a helper goroutine at the start of every chunk: by the start of the
+// next chunk, the yield in between must have let it run, every time (a
+// single runtime.Gosched misses about one yield in 61). Not parallel: it
+// changes GOMAXPROCS.
+func TestEveryDefaultYieldLetsWaitingGoroutineIn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	wake := make(chan struct{}, 1)
+	var ran atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range wake {
+			ran.Add(1)
+		}
+	}()
+	opts, clk := withFake(Options{Budget: 3})
+	const chunks = 1000
+	missed, woken := 0, int64(0)
+	_, err := Loop(context.Background(), chunks, func(int) {
+		clk.advance(3) // every item is one chunk
+		if ran.Load() != woken {
+			missed++
+		}
+		select {
+		case wake <- struct{}{}:
+			woken++
+		default: // the helper has not taken the last wake-up yet
+		}
+	}, opts)
+	close(wake)
+	<-done
+	require.NoError(t, err)
+	assert.Zero(t, missed, "yields that did not let the woken goroutine run")
+}
