@@ -46,7 +46,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 			return err // waitForRoom has unlocked
 		}
 	} else {
-		p.inflight++
+		p.setInflight(p.inflight + 1)
 	}
 	j.accept(p, mode&admitWatch != 0)
 	w := p.enqueue(j)
@@ -128,7 +128,7 @@ func (p *Pool) release() {
 	if p.waiters.grant() {
 		return // the slot now belongs to that waiter
 	}
-	p.inflight--
+	p.setInflight(p.inflight - 1)
 	p.checkDrained()
 }
 

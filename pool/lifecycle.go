@@ -10,7 +10,7 @@ import "context"
 func (p *Pool) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	if p.state == open {
-		p.state = draining
+		p.setState(draining)
 		p.waiters.failAll(ErrClosed)
 		p.wakeIdle() // idle workers see the empty queue and exit
 		p.checkDrained()
@@ -39,10 +39,10 @@ func (p *Pool) Close() error {
 		p.mu.Unlock()
 		return nil
 	}
-	p.state = closed
+	p.setState(closed)
 	dropped := p.queue.drain()
 	p.stats.queued.Store(0)
-	p.inflight -= len(dropped)
+	p.setInflight(p.inflight - len(dropped))
 	p.waiters.failAll(ErrClosed)
 	var running []job
 	for w := range p.all {

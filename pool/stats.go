@@ -1,9 +1,6 @@
 package pool
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "sync/atomic"
 
 // Stats is a snapshot of a pool's state and history, from Pool.Stats.
 // Counts are since New. Every accepted task ends in exactly one of
@@ -64,8 +61,9 @@ func (t *tally) merge(o *tally) {
 // pool's lock and read without it (by Shed, say), so they are atomics
 // updated by plain stores.
 type recorder struct {
-	workers, busy, queued atomic.Int64
-	submitted             atomic.Uint64
+	workers, busy, queued, inflight atomic.Int64
+	closed                          atomic.Bool
+	submitted                       atomic.Uint64
 
 	rejected, canceled, terminated, crashed atomic.Uint64
 
@@ -117,11 +115,4 @@ func (p *Pool) Stats() Stats {
 		s.Utilization = min(1, float64(busy)/float64(lived))
 	}
 	return s
-}
-
-// RecentRunTime is an exponentially weighted average of recent tasks' run
-// time: cheap to read without the pool's lock, for predicting queue waits
-// (see Shed).
-func (p *Pool) RecentRunTime() time.Duration {
-	return time.Duration(p.stats.recentRun.Load())
 }

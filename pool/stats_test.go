@@ -29,7 +29,7 @@ func TestStatsLatencyAndUtilization(t *testing.T) {
 	assert.Less(t, st.WaitTime.P50, st.RunTime.P50, "an idle worker picks a task up at once")
 	assert.Greater(t, st.Utilization, 0.0)
 	assert.LessOrEqual(t, st.Utilization, 1.0)
-	assert.GreaterOrEqual(t, p.RecentRunTime(), d/2)
+	assert.GreaterOrEqual(t, p.Load().RecentRunTime, d/2)
 }
 
 func TestStatsShowsQueueWait(t *testing.T) {
@@ -47,4 +47,32 @@ func TestStatsShowsQueueWait(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.GreaterOrEqual(t, p.Stats().WaitTime.Max, 20*time.Millisecond, "the second task waited for the first")
+}
+
+func TestLoadMirrorsThePool(t *testing.T) {
+	t.Parallel()
+	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: 2})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	started := make(chan int, 3)
+	var futures []*pool.Future[int]
+	for i := range 3 {
+		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: started, release: release})
+		require.NoError(t, err)
+		futures = append(futures, f)
+	}
+	<-started
+	l := p.Load()
+	assert.Equal(t, pool.Load{Workers: 1, Busy: 1, Queued: 2, InFlight: 3, Capacity: 3}, l)
+	close(release)
+	for _, f := range futures {
+		_, err := f.Wait()
+		require.NoError(t, err)
+	}
+	require.NoError(t, p.Shutdown(context.Background()))
+	l = p.Load()
+	assert.True(t, l.Closed)
+	assert.Equal(t, 0, l.InFlight)
+	assert.Equal(t, 0, l.Workers)
+	assert.Greater(t, l.RecentRunTime, time.Duration(0))
 }

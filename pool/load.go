@@ -1,0 +1,46 @@
+package pool
+
+import "time"
+
+// Load is a lock-free reading of how busy a pool is right now, for
+// admission decisions such as Shed's that must not contend with the pool's
+// hot path. The fields are read one by one, so under concurrent change
+// they may not add up exactly.
+type Load struct {
+	Workers  int  // live workers
+	Busy     int  // workers running a task
+	Queued   int  // tasks waiting for a worker
+	InFlight int  // accepted tasks not yet finished: queued plus running
+	Capacity int  // Workers + MaxQueue; -1 when the queue is Unbounded
+	Closed   bool // Shutdown or Close has been called
+	// RecentRunTime is an exponentially weighted average of recent tasks'
+	// run time (0 before the first task ends).
+	RecentRunTime time.Duration
+}
+
+// Load returns the pool's current load without taking its lock: a few
+// atomic loads. Safe for concurrent use, and after Close.
+func (p *Pool) Load() Load {
+	r := &p.stats
+	return Load{
+		Workers:       int(r.workers.Load()),
+		Busy:          int(r.busy.Load()),
+		Queued:        int(r.queued.Load()),
+		InFlight:      int(r.inflight.Load()),
+		Capacity:      p.opts.capacity,
+		Closed:        r.closed.Load(),
+		RecentRunTime: time.Duration(r.recentRun.Load()),
+	}
+}
+
+// setInflight and setState keep the lock-free mirrors that Load reads in
+// step with the fields they mirror. p.mu is held.
+func (p *Pool) setInflight(n int) {
+	p.inflight = n
+	p.stats.inflight.Store(int64(n))
+}
+
+func (p *Pool) setState(s state) {
+	p.state = s
+	p.stats.closed.Store(s != open)
+}
