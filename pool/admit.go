@@ -112,11 +112,8 @@ func (p *Pool) abandon(j job, err error) {
 		p.stats.queued.Store(int64(p.queue.n))
 		p.release()
 	}
-	won := j.fail(err)
+	j.fail(err, &p.stats.canceled)
 	p.mu.Unlock()
-	if won {
-		p.stats.canceled.Add(1)
-	}
 	if dequeued {
 		j.drop() // the queue's hold; a running job's is its worker's
 	}

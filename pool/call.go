@@ -20,12 +20,15 @@ type job interface {
 	// run executes the task on the calling goroutine and keeps its result
 	// for deliver; it reports whether the task returned an error.
 	run() (failed bool)
-	// deliver resolves the future with run's result and reports whether it
-	// reached the caller (it does not when the caller gave up first).
-	deliver() bool
+	// claim reserves the future for run's result and reports whether it
+	// got it (it does not when the caller gave up first); deliver then
+	// hands the result over.
+	claim() bool
+	deliver()
 	// fail resolves the future with err unless it has resolved already,
-	// and cancels the task's context if it is running.
-	fail(err error) bool
+	// counting it in tally first, and cancels the task's context if it is
+	// running.
+	fail(err error, tally *atomic.Uint64) bool
 	// drop says the pool is done with the job (see call.refs).
 	drop()
 }
@@ -60,7 +63,6 @@ type call[In, Out any] struct {
 // newCall returns a call for Submit: its Future belongs to the caller.
 func newCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In, Out] {
 	c := &call[In, Out]{task: t, ctx: ctx, in: in}
-	c.done = make(chan struct{})
 	c.link.job = c
 	return c
 }
@@ -74,8 +76,7 @@ func reuseCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[I
 	c, _ := t.calls.Get().(*call[In, Out])
 	if c == nil {
 		c = &call[In, Out]{}
-		c.done = make(chan struct{}, 1)
-		c.signal = true
+		c.signal = make(chan struct{}, 1)
 		c.link.job = c
 	}
 	c.task, c.ctx, c.in = t, ctx, in
@@ -87,9 +88,9 @@ func (c *call[In, Out]) drop() {
 	if c.refs.Load() == 0 || c.refs.Add(-1) != 0 {
 		return
 	}
-	done, calls := c.done, c.task.calls
+	signal, calls := c.signal, c.task.calls
 	*c = call[In, Out]{}
-	c.done, c.signal = done, true
+	c.signal = signal
 	c.link.job = c
 	calls.Put(c)
 }
@@ -128,7 +129,7 @@ func (c *call[In, Out]) run() (failed bool) {
 	return c.ranErr != nil
 }
 
-func (c *call[In, Out]) deliver() bool { return c.resolve(c.ranOut, c.ranErr) }
+func (c *call[In, Out]) deliver() { c.settle(c.ranOut, c.ranErr) }
 
 // invoke runs the task, turning a panic into a *PanicError.
 func (c *call[In, Out]) invoke() (out Out, err error) {
@@ -140,15 +141,20 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 	return c.task.fn(c.runCtx, c.in)
 }
 
-func (c *call[In, Out]) fail(err error) bool {
+func (c *call[In, Out]) fail(err error, tally *atomic.Uint64) bool {
 	if c.cancel != nil {
 		c.cancel(err)
 	}
 	if c.unwatch != nil {
 		c.unwatch()
 	}
+	if !c.claim() {
+		return false
+	}
+	tally.Add(1)
 	var zero Out
-	return c.resolve(zero, err)
+	c.settle(zero, err)
+	return true
 }
 
 // stopCtx is a task's context when the caller's never ends but carries

@@ -7,39 +7,69 @@ import "sync/atomic"
 // finished (the Submit ctx's error, ErrClosed). Its methods are safe for
 // concurrent use.
 type Future[Out any] struct {
-	done     chan struct{}
 	resolved atomic.Bool
-	// signal: done is buffered and gets one send instead of a close, so
-	// that Run can reuse it; only Run's own caller ever receives from it.
-	signal bool
+	// waiter is the channel that Done hands out, made by the first caller
+	// who has to wait, and closed on resolution; resolvedMark once
+	// resolved. A future resolved before anyone waits never makes one.
+	waiter atomic.Pointer[chan struct{}]
+	// signal is set instead for Run's recycled calls: a buffered channel
+	// that gets one send, received by Run itself.
+	signal chan struct{}
 	out    Out
 	err    error
 }
+
+// closedChan is what Done returns for a resolved future.
+var (
+	closedChan   = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+	resolvedMark = &closedChan
+)
 
 // Wait blocks until the future resolves and returns the task's result. It
 // returns at once with the ctx error when the ctx given to Submit ends
 // first, even if the task (which got that ctx) goes on running. Calling Wait
 // again returns the same values.
 func (f *Future[Out]) Wait() (Out, error) {
-	<-f.done
+	<-f.Done()
 	return f.out, f.err
 }
 
 // Done returns a channel closed when the future has resolved, for use in a
 // select; Wait then returns without blocking.
-func (f *Future[Out]) Done() <-chan struct{} { return f.done }
+func (f *Future[Out]) Done() <-chan struct{} {
+	p := f.waiter.Load()
+	if p == nil {
+		c := make(chan struct{})
+		if f.waiter.CompareAndSwap(nil, &c) {
+			return c
+		}
+		p = f.waiter.Load() // resolved, or another waiter's channel
+	}
+	return *p
+}
 
 // resolve settles the future and reports whether this call did: the first
 // result wins, later ones are dropped.
 func (f *Future[Out]) resolve(out Out, err error) bool {
-	if !f.resolved.CompareAndSwap(false, true) {
+	if !f.claim() {
 		return false
 	}
-	f.out, f.err = out, err
-	if f.signal {
-		f.done <- struct{}{}
-	} else {
-		close(f.done)
-	}
+	f.settle(out, err)
 	return true
+}
+
+// claim reserves the right to settle the future; only one caller gets it.
+// Between claim and settle the winner may do its bookkeeping, so that it is
+// done before the future's owner wakes.
+func (f *Future[Out]) claim() bool { return f.resolved.CompareAndSwap(false, true) }
+
+// settle stores the result and wakes whoever waits. Call it once, after a
+// successful claim.
+func (f *Future[Out]) settle(out Out, err error) {
+	f.out, f.err = out, err
+	if f.signal != nil {
+		f.signal <- struct{}{}
+	} else if p := f.waiter.Swap(resolvedMark); p != nil {
+		close(*p)
+	}
 }

@@ -51,15 +51,11 @@ func (p *Pool) Close() error {
 		}
 	}
 	p.wakeIdle()
-	canceled := 0
 	for _, j := range append(dropped, running...) {
-		if j.fail(ErrClosed) {
-			canceled++
-		}
+		j.fail(ErrClosed, &p.stats.canceled)
 	}
 	p.checkDrained()
 	p.mu.Unlock()
-	p.stats.canceled.Add(uint64(canceled))
 	p.cancelStop(ErrClosed)
 	for _, j := range dropped {
 		j.drop() // the queue's hold; running jobs' belong to their workers

@@ -76,13 +76,13 @@ func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (
 		return zero, err // c is dropped by admit
 	}
 	if ctx.Done() == nil {
-		<-c.done // a plain receive is cheaper than a select
+		<-c.signal // a plain receive is cheaper than a select
 	} else {
 		select {
-		case <-c.done:
+		case <-c.signal:
 		case <-ctx.Done():
 			p.abandon(c, ctx.Err())
-			<-c.done // resolved now, by us or by the worker that beat us
+			<-c.signal // resolved now, by us or by the worker that beat us
 		}
 	}
 	out, err := c.out, c.err

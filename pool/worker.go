@@ -100,15 +100,19 @@ type finished struct {
 }
 
 // deliver hands a finished job's result to its caller, records it in w's
-// tally, and lets go of the job.
+// tally first (so that Stats counts it by the time the caller wakes), and
+// lets go of the job.
 func (p *Pool) deliver(w *worker, f finished) {
 	if f.job == nil {
 		return
 	}
-	delivered := f.job.deliver()
+	won := f.job.claim()
 	run := f.end - f.start
-	w.tally.ran(f.wait, run, f.failed, delivered)
+	w.tally.ran(f.wait, run, f.failed, won)
 	p.stats.noteRun(run)
+	if won {
+		f.job.deliver()
+	}
 	f.job.drop()
 }
 
