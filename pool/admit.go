@@ -30,6 +30,10 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		p.stats.rejected.Add(1)
 		return ErrUnknownTask
 	}
+	if err := j.prepare(p.remote); err != nil {
+		p.stats.rejected.Add(1)
+		return err
+	}
 	p.mu.Lock()
 	if err := p.refuse(ctx); err != nil {
 		p.mu.Unlock()
@@ -111,6 +115,8 @@ func (p *Pool) abandon(j job, err error) {
 	if dequeued {
 		p.stats.queued.Store(int64(p.queue.n))
 		p.release()
+	} else if p.remote != nil {
+		err = withCause(ErrTerminated, err) // its worker process is killed
 	}
 	j.fail(err, &p.stats.canceled)
 	p.mu.Unlock()

@@ -20,6 +20,12 @@ type job interface {
 	// run executes the task on the calling goroutine and keeps its result
 	// for deliver; it reports whether the task returned an error.
 	run() (failed bool)
+	// runRemote is run for a Subprocess worker: the task runs in r's
+	// process, on the input encoded by prepare.
+	runRemote(r runner, codec remote) (failed bool)
+	// prepare encodes the input for a Subprocess pool, before admission,
+	// so that a value that can't cross fails at once and costs no slot.
+	prepare(codec remote) error
 	// claim reserves the future for run's result and reports whether it
 	// got it (it does not when the caller gave up first); deliver then
 	// hands the result over.
@@ -48,6 +54,9 @@ type call[In, Out any] struct {
 
 	// unwatch stops the AfterFunc that Submit sets on a cancellable ctx.
 	unwatch func() bool
+
+	// payload is the encoded input, for a Subprocess pool.
+	payload []byte
 
 	// The task's result, from run until deliver.
 	ranOut Out
@@ -120,13 +129,35 @@ func (c *call[In, Out]) begin(stop context.Context) {
 
 func (c *call[In, Out]) run() (failed bool) {
 	c.ranOut, c.ranErr = c.invoke()
+	c.finish()
+	return c.ranErr != nil
+}
+
+// finish releases what begin and accept set up, once the task has run.
+func (c *call[In, Out]) finish() {
 	if c.cancel != nil {
 		c.cancel(nil)
 	}
 	if c.unwatch != nil {
 		c.unwatch()
 	}
-	return c.ranErr != nil
+}
+
+func (c *call[In, Out]) prepare(codec remote) (err error) {
+	if codec != nil {
+		c.payload, err = codec.encode(c.task.name, c.in)
+	}
+	return err
+}
+
+func (c *call[In, Out]) runRemote(r runner, codec remote) (failed bool) {
+	body, err := r.exchange(c.runCtx, c.task.name, c.payload)
+	if err == nil {
+		err = codec.decode(c.task.name, body, &c.ranOut)
+	}
+	c.ranErr = err
+	c.finish()
+	return err != nil
 }
 
 func (c *call[In, Out]) deliver() { c.settle(c.ranOut, c.ranErr) }

@@ -51,8 +51,15 @@ func (p *Pool) Close() error {
 		}
 	}
 	p.wakeIdle()
-	for _, j := range append(dropped, running...) {
+	for _, j := range dropped {
 		j.fail(ErrClosed, &p.stats.canceled)
+	}
+	runningErr := ErrClosed
+	if p.remote != nil {
+		runningErr = withCause(ErrTerminated, ErrClosed) // their processes are killed
+	}
+	for _, j := range running {
+		j.fail(runningErr, &p.stats.canceled)
 	}
 	p.checkDrained()
 	p.mu.Unlock()

@@ -22,6 +22,10 @@ type Pool struct {
 	drained  chan struct{} // closed when no longer open and nothing is left
 	reaping  bool          // the idle reaper goroutine is running
 	tick     uint64        // the reaper's clock, in quarters of IdleTimeout
+	spawned  int           // workers started so far, to number them
+
+	// remote carries tasks to worker processes; nil for InProcess.
+	remote remote
 
 	// stop ends the contexts of running tasks whose caller's ctx never
 	// ends; Close cancels it.

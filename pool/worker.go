@@ -17,7 +17,9 @@ type worker struct {
 	// startedAt is when current started; the worker sets it after a
 	// handoff without the lock, Stats reads it under the lock.
 	startedAt atomic.Int64
-	tally     tally // written by the worker alone
+	tally     tally  // written by the worker alone
+	id        int    // for logs: the pool's count of workers started
+	runner    runner // a Subprocess worker's process; nil in process
 }
 
 // spawn starts a worker. p.mu is held.
@@ -25,7 +27,8 @@ func (p *Pool) spawn() {
 	p.starting++
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
 	p.workersWG.Add(1)
-	go p.work(&worker{wake: make(chan struct{}, 1)})
+	p.spawned++
+	go p.work(&worker{wake: make(chan struct{}, 1), id: p.spawned})
 	if !p.reaping && len(p.all)+p.starting > p.opts.MinWorkers {
 		p.reaping = true
 		p.workersWG.Add(1)
@@ -40,19 +43,23 @@ func (p *Pool) spawn() {
 func (p *Pool) work(w *worker) {
 	defer p.workersWG.Done()
 	w.born = now()
+	if p.remote != nil {
+		w.runner = p.remote.newRunner(w.id)
+		w.runner.warm()
+	}
 	var done finished
 	p.mu.Lock()
 	p.starting--
 	p.all[w] = struct{}{}
 	for {
-		clock := now // a fresh reading, unless a task has just ended
+		var start int64 // 0 for a fresh clock reading
 		if done.job != nil {
 			w.current = nil
 			inc(&p.stats.busy, -1)
 			p.release()
-			clock = func() int64 { return done.end }
+			start = done.end // the next task starts as this one ends
 		}
-		j, wait := p.take(w, clock)
+		j, wait := p.take(w, start)
 		if j == nil {
 			if w.retire || p.state == closed || (p.state == draining && p.queue.n == 0) {
 				if done.job != nil {
@@ -66,6 +73,9 @@ func (p *Pool) work(w *worker) {
 				}
 				p.retire(w)
 				p.mu.Unlock()
+				if w.runner != nil {
+					w.runner.close()
+				}
 				return
 			}
 			w.idleTick = p.tick
@@ -85,7 +95,11 @@ func (p *Pool) work(w *worker) {
 			p.deliver(w, done)
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
-		done.failed = j.run()
+		if w.runner != nil {
+			done.failed = j.runRemote(w.runner, p.remote)
+		} else {
+			done.failed = j.run()
+		}
 		done.end = now()
 		p.mu.Lock()
 	}
@@ -117,8 +131,9 @@ func (p *Pool) deliver(w *worker, f finished) {
 }
 
 // take gives w the oldest queued job, ready to run, and how long it
-// waited; or nil. clock reads the time. p.mu is held.
-func (p *Pool) take(w *worker, clock func() int64) (job, int64) {
+// waited; or nil. start is the time now, or 0 to read the clock. p.mu is
+// held.
+func (p *Pool) take(w *worker, start int64) (job, int64) {
 	if p.state == closed {
 		return nil, 0
 	}
@@ -127,10 +142,12 @@ func (p *Pool) take(w *worker, clock func() int64) (job, int64) {
 		return nil, 0
 	}
 	p.stats.queued.Store(int64(p.queue.n))
-	t := clock()
-	w.startedAt.Store(t)
+	if start == 0 {
+		start = now()
+	}
+	w.startedAt.Store(start)
 	p.assign(w, l.job)
-	return l.job, t - l.since
+	return l.job, start - l.since
 }
 
 // assign makes j the job w runs. p.mu is held.

@@ -1,0 +1,232 @@
+package pool
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// ShedReason says why Shed turned a request away.
+type ShedReason int
+
+const (
+	// ShedClosed: the pool is shutting down or closed.
+	ShedClosed ShedReason = iota + 1
+	// ShedQueueFull: every admission slot (Workers + MaxQueue) is taken.
+	ShedQueueFull
+	// ShedMaxWait: the predicted wait for a worker exceeds ShedOptions.MaxWait.
+	ShedMaxWait
+	// ShedDeadline: the predicted wait ends past the request's ctx deadline.
+	ShedDeadline
+)
+
+func (r ShedReason) String() string {
+	switch r {
+	case ShedClosed:
+		return "closed"
+	case ShedQueueFull:
+		return "queue full"
+	case ShedMaxWait:
+		return "max wait"
+	case ShedDeadline:
+		return "deadline"
+	}
+	return fmt.Sprintf("ShedReason(%d)", int(r))
+}
+
+// Bounds of the Retry-After header when ShedOptions leaves them zero.
+const (
+	DefaultMinRetryAfter = time.Second
+	DefaultMaxRetryAfter = 60 * time.Second
+)
+
+// ShedOptions configures Shed. The zero value sheds only when the pool is
+// closed, when its queue is full, and when a request's deadline would pass
+// before its task could start.
+type ShedOptions struct {
+	// MaxWait is the longest predicted queue wait at which a request is
+	// still admitted. 0 means no wait-based shedding: the queue bound alone
+	// (MaxQueue) limits the wait. Prediction needs the pool's recent run
+	// time, so it starts working once the pool has finished a task.
+	MaxWait time.Duration
+
+	// MinRetryAfter and MaxRetryAfter clamp the Retry-After header, which
+	// is the predicted time for the pool to drain the work it holds,
+	// rounded up to whole seconds. 0 means DefaultMinRetryAfter (1 s) and
+	// DefaultMaxRetryAfter (60 s).
+	MinRetryAfter, MaxRetryAfter time.Duration
+
+	// OnShed, when set, is called on the request's goroutine for every
+	// request Shed turns away, before the 503 is written: count or log it
+	// there, quickly. It must not write to the response.
+	OnShed func(r *http.Request, reason ShedReason)
+}
+
+// Shed returns HTTP middleware that answers 503 Service Unavailable, with a
+// Retry-After header and a short text body, before the wrapped handler runs
+// whenever p can't take the request's work in time. The checks, cheapest
+// first:
+//
+//  1. p is closed (Shutdown or Close was called);
+//  2. p is at capacity: Workers running plus MaxQueue waiting;
+//  3. the wait predicted for a new task exceeds opts.MaxWait (if set);
+//  4. the request's ctx has a deadline and the predicted wait ends past it.
+//
+// The predicted wait is the work that must finish before a worker is free
+// for the new task, at the pool's recent average run time: when every
+// worker is taken, (InFlight − Workers + 1) × RecentRunTime ÷ Workers. It
+// counts running tasks as if they had just started, so it errs towards
+// shedding: with steady run times an admitted task waits at most MaxWait.
+// The deadline check compares the wait alone, not wait plus run time: the
+// run time is the pool's average over all its tasks, not this request's.
+//
+// The decision reads p.Load (a few atomic loads, no lock, no allocation)
+// and, only for a request with a deadline, the clock. Admission is not
+// reserved: requests that pass together may still find the pool full, so
+// the handler must handle ErrQueueFull from Run; WriteError does.
+//
+// The handler gets a ResponseWriter wrapped to remember whether the
+// response has started, so that WriteError never writes twice. The wrapper
+// keeps Flush and, through Unwrap, everything http.ResponseController
+// offers; other optional interfaces (http.Hijacker, io.ReaderFrom) are
+// reachable only through http.ResponseController.
+//
+// The middleware is safe for concurrent use, and keeps answering 503 after
+// p is closed.
+func Shed(p *Pool, opts ShedOptions) func(http.Handler) http.Handler {
+	s := newShedder(p, opts)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if reason, retry := s.check(r); reason != 0 {
+				s.reject(w, r, reason, retry)
+				return
+			}
+			next.ServeHTTP(&shedWriter{ResponseWriter: w, shed: s}, r)
+		})
+	}
+}
+
+// shedder is Shed's configuration with its defaults filled in.
+type shedder struct {
+	pool     *Pool
+	workers  int // the configured maximum: a new task may spawn a worker up to it
+	maxWait  time.Duration
+	minRetry time.Duration
+	maxRetry time.Duration
+	onShed   func(*http.Request, ShedReason)
+}
+
+func newShedder(p *Pool, opts ShedOptions) *shedder {
+	s := &shedder{
+		pool:     p,
+		workers:  max(1, p.Options().Workers),
+		maxWait:  max(0, opts.MaxWait),
+		minRetry: opts.MinRetryAfter,
+		maxRetry: opts.MaxRetryAfter,
+		onShed:   opts.OnShed,
+	}
+	if s.minRetry <= 0 {
+		s.minRetry = DefaultMinRetryAfter
+	}
+	if s.maxRetry <= 0 {
+		s.maxRetry = DefaultMaxRetryAfter
+	}
+	s.maxRetry = max(s.maxRetry, s.minRetry)
+	return s
+}
+
+// check decides whether r must be shed, and if so for how many seconds the
+// client should stay away. 0 means admit.
+func (s *shedder) check(r *http.Request) (ShedReason, int) {
+	l := s.pool.Load()
+	var left time.Duration
+	deadline, hasDeadline := r.Context().Deadline()
+	if hasDeadline {
+		left = time.Until(deadline) // the only clock read, and only when needed
+	}
+	if reason := s.decide(l, left, hasDeadline); reason != 0 {
+		return reason, s.retryAfter(l)
+	}
+	return 0, 0
+}
+
+// decide is the shed decision on one reading of the pool's load. left is
+// the time to the request's deadline, looked at only when hasDeadline.
+func (s *shedder) decide(l Load, left time.Duration, hasDeadline bool) ShedReason {
+	switch {
+	case l.Closed:
+		return ShedClosed
+	case l.Capacity >= 0 && l.InFlight >= l.Capacity:
+		return ShedQueueFull
+	}
+	if l.InFlight < s.workers && (!hasDeadline || left > 0) {
+		return 0 // a worker is free (or can be started): no wait
+	}
+	wait := s.predictWait(l)
+	switch {
+	case s.maxWait > 0 && wait > s.maxWait:
+		return ShedMaxWait
+	case hasDeadline && wait >= left:
+		return ShedDeadline
+	}
+	return 0
+}
+
+// predictWait is the time until a worker is free for a task submitted now.
+func (s *shedder) predictWait(l Load) time.Duration {
+	ahead := l.InFlight - s.workers + 1
+	if ahead <= 0 || l.RecentRunTime <= 0 {
+		return 0
+	}
+	return time.Duration(int64(ahead) * int64(l.RecentRunTime) / int64(s.workers))
+}
+
+// retryAfter is the whole seconds the pool needs to drain what it holds,
+// clamped to the configured range.
+func (s *shedder) retryAfter(l Load) int {
+	drain := time.Duration(int64(max(0, l.InFlight)) * int64(l.RecentRunTime) / int64(s.workers))
+	drain = min(max(drain, s.minRetry), s.maxRetry)
+	return int((drain + time.Second - 1) / time.Second)
+}
+
+func (s *shedder) reject(w http.ResponseWriter, r *http.Request, reason ShedReason, retry int) {
+	if s.onShed != nil {
+		s.onShed(r, reason)
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	http.Error(w, "pool: overloaded ("+reason.String()+"), retry later", http.StatusServiceUnavailable)
+}
+
+// shedWriter is the ResponseWriter Shed's handler gets: it records whether
+// the response has started, for WriteError.
+type shedWriter struct {
+	http.ResponseWriter
+	shed    *shedder
+	written bool
+}
+
+func (w *shedWriter) WriteHeader(code int) {
+	if code >= 200 { // 1xx informational responses don't start the response
+		w.written = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *shedWriter) Write(b []byte) (int, error) {
+	w.written = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush keeps http.Flusher working through the wrapper; flushing starts
+// the response.
+func (w *shedWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is what http.ResponseController.Flush calls.
+func (w *shedWriter) FlushError() error {
+	w.written = true
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *shedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
