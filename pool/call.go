@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/offloadgo/offload/transfer"
 )
 
 // job is what the queue and the workers see of a call, whatever its types.
@@ -26,6 +28,12 @@ type job interface {
 	// prepare encodes the input for a Subprocess pool, before admission,
 	// so that a value that can't cross fails at once and costs no slot.
 	prepare(codec remote) error
+	// moveIn hands the *transfer.Buffers in an in-process task's input
+	// over to the task, once it is admitted (a rejected call must leave
+	// the caller's Buffers alone). p.mu is held.
+	moveIn() error
+	// discard frees what run handed over for a caller who is gone.
+	discard()
 	// claim reserves the future for run's result and reports whether it
 	// got it (it does not when the caller gave up first); deliver then
 	// hands the result over.
@@ -127,8 +135,30 @@ func (c *call[In, Out]) begin(stop context.Context) {
 	}
 }
 
+func (c *call[In, Out]) moveIn() (err error) {
+	if transfer.CanHold[In]() {
+		c.in, err = transfer.HandOver(c.in)
+	}
+	return err
+}
+
+func (c *call[In, Out]) discard() {
+	if transfer.CanHold[Out]() {
+		transfer.ReleaseAll(c.ranOut)
+	}
+}
+
 func (c *call[In, Out]) run() (failed bool) {
 	c.ranOut, c.ranErr = c.invoke()
+	if c.ranErr == nil && transfer.CanHold[Out]() {
+		// Returning a Buffer hands it to the caller.
+		c.ranOut, c.ranErr = transfer.HandOver(c.ranOut)
+	}
+	if transfer.CanHold[In]() {
+		// The task owned its input Buffers; those it neither released nor
+		// returned are freed now rather than leak arena space.
+		transfer.ReleaseAll(c.in)
+	}
 	c.finish()
 	return c.ranErr != nil
 }

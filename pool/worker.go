@@ -126,6 +126,8 @@ func (p *Pool) deliver(w *worker, f finished) {
 	p.stats.noteRun(run)
 	if won {
 		f.job.deliver()
+	} else {
+		f.job.discard() // its caller gave up: free the Buffers it returned
 	}
 	f.job.drop()
 }

@@ -335,3 +335,22 @@ func TestReleaseAll(t *testing.T) {
 	assert.True(t, b.Detached())
 	ReleaseAll(nil)
 }
+
+func TestCanHold(t *testing.T) {
+	type plain struct {
+		A int
+		B []string
+	}
+	type nested struct {
+		P plain
+		M map[string][]*Buffer
+	}
+	assert.False(t, CanHold[int]())
+	assert.False(t, CanHold[string]())
+	assert.False(t, CanHold[plain]())
+	assert.False(t, CanHold[[]byte]())
+	assert.True(t, CanHold[*Buffer]())
+	assert.True(t, CanHold[nested]())
+	assert.True(t, CanHold[[]*Buffer]())
+	assert.True(t, CanHold[any](), "an interface may hold a Buffer")
+}

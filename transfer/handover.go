@@ -126,3 +126,14 @@ func ReleaseAll(v any) {
 		return nil
 	})
 }
+
+// CanHold reports whether a value of type T can contain a *Buffer where
+// HandOver and ReleaseAll look. It is a few nanoseconds (cached per type),
+// so callers can skip both for plain types.
+func CanHold[T any]() bool {
+	t := reflect.TypeFor[T]()
+	if k := t.Kind(); k <= reflect.Complex128 || k == reflect.String {
+		return false
+	}
+	return t == bufferPtrType || infoOf(t).holds
+}
