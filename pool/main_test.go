@@ -12,6 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	pool.Main() // the test binary is also the Subprocess tests' worker
 	goleak.VerifyTestMain(m)
 }
 

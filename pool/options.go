@@ -1,10 +1,12 @@
 package pool
 
 import (
-	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"time"
+
+	"github.com/offloadgo/offload/cancel"
 )
 
 // Isolation selects the kind of worker a Pool runs tasks on.
@@ -17,7 +19,10 @@ const (
 	// Subprocess runs tasks in worker processes: the program's own binary
 	// re-executed, which must call Main first thing in main (and TestMain).
 	// A running task can be killed, a crash fails only its own task, and a
-	// task's memory can be capped.
+	// task's memory can be capped. Inputs and outputs cross as msgpack
+	// (exported fields only), so tasks must be registered at package level
+	// and their types must encode; a round trip costs tens of microseconds.
+	// Linux only: elsewhere New returns an error.
 	Subprocess
 )
 
@@ -64,17 +69,48 @@ type Options struct {
 	// IdleTimeout is how long a worker above MinWorkers waits for a task
 	// before it exits. 0 means DefaultIdleTimeout; negative is invalid.
 	IdleTimeout time.Duration
+
+	// The rest apply to Isolation Subprocess only.
+
+	// TerminateGrace is how long a running task whose ctx ended gets to
+	// return, after its worker is told to cancel the task's ctx, before the
+	// worker process is killed. 0 means no grace: kill at once. The caller
+	// never waits for it: it gets ErrTerminated at once.
+	TerminateGrace time.Duration
+	// MaxTasksPerWorker replaces a worker process after it has served that
+	// many tasks (a guard against leaks in task code). 0 means never.
+	MaxTasksPerWorker int
+	// MemoryLimit caps each worker process's resident memory in bytes; the
+	// task under which a worker breaks it fails with ErrWorkerCrashed
+	// naming the limit, and the worker is replaced. 0 means no limit.
+	MemoryLimit int64
+	// MaxPayload is the largest encoded input or output of a task, in
+	// bytes; a larger one fails with ErrPayloadTooLarge before it is sent.
+	// 0 means DefaultMaxPayload; at most MaxPayloadLimit.
+	MaxPayload int
+	// StartTimeout bounds a worker process's start, up to its handshake.
+	// 0 means 10 s.
+	StartTimeout time.Duration
+	// Logger receives each line a worker process prints to stdout or
+	// stderr, tagged with the worker's id and pid. nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
+
+// Limits of Options.MaxPayload.
+const (
+	// DefaultMaxPayload is MaxPayload's default: 64 MiB.
+	DefaultMaxPayload = cancel.DefaultMaxFrame
+	// MaxPayloadLimit is the largest MaxPayload: the channel's frame limit,
+	// less room for a call's header.
+	MaxPayloadLimit = cancel.MaxFrameLimit - frameSlack
+)
 
 // DefaultWorkers is the number of workers a Pool gets when Options.Workers
 // is 0: GOMAXPROCS-1, but at least 1.
 func DefaultWorkers() int {
 	return max(1, runtime.GOMAXPROCS(0)-1)
 }
-
-// errSubprocessNotBuilt is New's answer to Isolation: Subprocess until the
-// subprocess worker lands (issue 3).
-var errSubprocessNotBuilt = errors.New("pool: Isolation Subprocess is not available yet")
 
 // settings are Options with every default filled in and every value checked.
 type settings struct {
@@ -115,9 +151,31 @@ func (o Options) settle() (settings, error) {
 	switch o.Isolation {
 	case InProcess:
 	case Subprocess:
-		return settings{}, errSubprocessNotBuilt
+		if err := s.settleSubprocess(); err != nil {
+			return settings{}, err
+		}
 	default:
 		return settings{}, fmt.Errorf("pool: unknown %v", o.Isolation)
 	}
 	return s, nil
+}
+
+// settleSubprocess checks the Subprocess knobs and fills in their defaults.
+func (s *settings) settleSubprocess() error {
+	switch {
+	case s.TerminateGrace < 0:
+		return fmt.Errorf("pool: TerminateGrace is %v, want >= 0", s.TerminateGrace)
+	case s.MaxTasksPerWorker < 0:
+		return fmt.Errorf("pool: MaxTasksPerWorker is %d, want >= 0", s.MaxTasksPerWorker)
+	case s.MemoryLimit < 0:
+		return fmt.Errorf("pool: MemoryLimit is %d, want >= 0", s.MemoryLimit)
+	case s.MaxPayload < 0 || s.MaxPayload > MaxPayloadLimit:
+		return fmt.Errorf("pool: MaxPayload is %d, want 0..%d", s.MaxPayload, MaxPayloadLimit)
+	case s.StartTimeout < 0:
+		return fmt.Errorf("pool: StartTimeout is %v, want >= 0", s.StartTimeout)
+	}
+	if s.MaxPayload == 0 {
+		s.MaxPayload = DefaultMaxPayload
+	}
+	return nil
 }

@@ -56,6 +56,11 @@ func New(opts Options) (*Pool, error) {
 		all:     make(map[*worker]struct{}),
 		drained: make(chan struct{}),
 	}
+	if s.Isolation == Subprocess {
+		if p.remote, err = newSubprocess(p, s); err != nil {
+			return nil, err
+		}
+	}
 	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
 	p.mu.Lock()
 	for range s.MinWorkers {

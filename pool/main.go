@@ -1,0 +1,168 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/offloadgo/offload/cancel"
+)
+
+// Main makes the program a worker for Subprocess pools. Call it first thing
+// in main, and in TestMain for tests that use Subprocess pools:
+//
+//	func main() {
+//		pool.Main()
+//		...
+//	}
+//
+// In a process started as a pool's worker, Main serves the registered
+// tasks and never returns: the process exits when its pool closes the
+// channel or dies. In any other process it returns at once, having done
+// nothing but read an environment variable. A worker that cannot reach its
+// pool prints why to stderr and exits with status 2.
+func Main() {
+	conn, worker, err := cancel.Attach()
+	if !worker {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pool: worker:", err)
+		os.Exit(2)
+	}
+	os.Exit(serve(conn))
+}
+
+// serve sends the hello, then runs the calls conn brings until it reaches
+// EOF, and returns the process's exit status. It returns at once at EOF,
+// without waiting for tasks still running: the pool has gone.
+func serve(conn *cancel.Conn) int {
+	if err := conn.SendHello(cancel.Hello{Tasks: registeredNames()}); err != nil {
+		fmt.Fprintln(os.Stderr, "pool: worker:", err)
+		return 2
+	}
+	s := &server{conn: conn, running: map[uint64]context.CancelFunc{}, maxOutput: conn.MaxFrame() - frameSlack}
+	for {
+		f, err := conn.ReadFrame()
+		if errors.Is(err, io.EOF) {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pool: worker:", err)
+			return 2
+		}
+		closeFDs(f.FDs)
+		switch f.Kind {
+		case kindCall:
+			s.start(f)
+		case kindCancel:
+			s.cancel(f.ID)
+		default:
+			fmt.Fprintf(os.Stderr, "pool: worker: ignoring a frame of unknown kind %d\n", f.Kind)
+		}
+	}
+}
+
+// server is a worker process's state: the tasks running, by call ID. The
+// pool sends one call at a time, but a second is served beside the first.
+type server struct {
+	conn      *cancel.Conn
+	maxOutput int
+
+	mu      sync.Mutex
+	running map[uint64]context.CancelFunc
+}
+
+func (s *server) start(f cancel.Frame) {
+	ctx, stop := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.running[f.ID] = stop
+	s.mu.Unlock()
+	go func() {
+		kind, body := s.run(ctx, f.Body)
+		s.mu.Lock()
+		delete(s.running, f.ID)
+		s.mu.Unlock()
+		stop()
+		if err := s.conn.WriteFrame(cancel.Frame{Kind: kind, ID: f.ID, Body: body}); err != nil {
+			fmt.Fprintln(os.Stderr, "pool: worker: reply:", err)
+		}
+	}()
+}
+
+func (s *server) cancel(id uint64) {
+	s.mu.Lock()
+	stop := s.running[id]
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// run runs one call and returns the reply's kind and body.
+func (s *server) run(ctx context.Context, body []byte) (kind byte, reply []byte) {
+	name, input, err := parseCall(body)
+	if err != nil {
+		return kindError, []byte(err.Error())
+	}
+	registry.RLock()
+	e, ok := registry.tasks[name]
+	registry.RUnlock()
+	if !ok {
+		return kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid())
+	}
+	out, err, panicked := invokeEntry(ctx, e, input)
+	switch {
+	case panicked != nil:
+		return kindPanic, panicBody(panicked.value, panicked.stack)
+	case err != nil:
+		return kindError, []byte(err.Error())
+	}
+	data, err := marshal(out)
+	if err != nil {
+		return kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err)
+	}
+	if len(data) > s.maxOutput {
+		return kindTooLarge, fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, len(data), s.maxOutput)
+	}
+	return kindResult, data
+}
+
+type recovered struct {
+	value string
+	stack []byte
+}
+
+// invokeEntry runs a registered task on its encoded input, recovering a
+// panic on the task's own goroutine (one on a goroutine the task started
+// can't be recovered: it ends the process, which the pool reports).
+func invokeEntry(ctx context.Context, e entry, input []byte) (out any, err error, p *recovered) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = &recovered{value: fmt.Sprint(v), stack: debug.Stack()}
+		}
+	}()
+	out, err = e.invoke(ctx, func(in any) error {
+		if err := unmarshal(input, in); err != nil {
+			return fmt.Errorf("pool: decode input of task %q: %w", e.name, err)
+		}
+		return nil
+	})
+	return out, err, nil
+}
+
+// marshal encodes a task's output, turning a panic into an error.
+func marshal(v any) (data []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	return msgpack.Marshal(v)
+}

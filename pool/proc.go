@@ -1,0 +1,280 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/offloadgo/offload/cancel"
+)
+
+// proc is the runner of one Subprocess worker goroutine: it keeps one
+// worker process, replaces it when it dies, is killed or has served
+// MaxTasksPerWorker tasks, and runs one task at a time in it. Only the
+// worker goroutine calls its methods.
+type proc struct {
+	sp *subprocess
+	id int
+
+	cur     *live            // the process tasks go to; nil until started
+	pending chan startResult // a start in progress, or nil
+	seq     uint64           // the last call's frame ID
+
+	// bg tracks the goroutines a process leaves behind (its reader, a
+	// background close or kill), so that close can wait for them all.
+	bg sync.WaitGroup
+}
+
+// live is one started worker process with its reader goroutine.
+type live struct {
+	proc   *cancel.Process
+	pid    int
+	tasks  map[string]struct{} // from its hello
+	frames chan cancel.Frame   // replies, from the reader
+	gone   chan struct{}       // closed when the reader stops: the process is dying
+	served int
+}
+
+type startResult struct {
+	l   *live
+	err error
+}
+
+func newProc(sp *subprocess, id int) *proc { return &proc{sp: sp, id: id} }
+
+func (r *proc) warm() { r.launch() }
+
+// launch starts a process in the background, unless one is starting. The
+// start is bounded by the pool's stop context, so that Close cuts it short.
+func (r *proc) launch() {
+	if r.pending != nil {
+		return
+	}
+	ch := make(chan startResult, 1)
+	r.pending = ch
+	spec := r.sp.spec
+	spec.ID = r.id
+	stop := r.sp.pool.stop
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		p, err := cancel.Start(stop, spec)
+		if err != nil {
+			ch <- startResult{err: err}
+			return
+		}
+		ch <- startResult{l: r.watch(p)}
+	}()
+}
+
+// watch starts p's reader goroutine, which hands replies to the worker
+// goroutine and closes gone when the channel ends.
+func (r *proc) watch(p *cancel.Process) *live {
+	l := &live{
+		proc:   p,
+		pid:    p.PID(),
+		tasks:  make(map[string]struct{}, len(p.Hello().Tasks)),
+		frames: make(chan cancel.Frame, 1),
+		gone:   make(chan struct{}),
+	}
+	for _, name := range p.Hello().Tasks {
+		l.tasks[name] = struct{}{}
+	}
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer close(l.gone)
+		for {
+			f, err := p.Conn().ReadFrame()
+			if err != nil {
+				return
+			}
+			closeFDs(f.FDs) // the pool sends none; don't leak a stray one
+			select {
+			case l.frames <- f:
+			case <-p.Done():
+				return
+			}
+		}
+	}()
+	return l
+}
+
+// acquire returns a live process, starting one if needed, or ctx's end.
+func (r *proc) acquire(ctx context.Context) (*live, error) {
+	if r.cur != nil {
+		select {
+		case <-r.cur.gone: // died while idle: its end is nobody's task's fault
+			r.retireInBackground(r.cur)
+			r.cur = nil
+		default:
+			return r.cur, nil
+		}
+	}
+	r.launch()
+	select {
+	case res := <-r.pending:
+		r.pending = nil
+		if res.err != nil {
+			return nil, fmt.Errorf("%w: worker %d did not start: %v", ErrWorkerCrashed, r.id, res.err)
+		}
+		r.cur = res.l
+		return r.cur, nil
+	case <-ctx.Done():
+		return nil, withCause(ErrTerminated, context.Cause(ctx)) // the start goes on, for the next task
+	}
+}
+
+func (r *proc) exchange(ctx context.Context, task string, payload []byte) ([]byte, error) {
+	l, err := r.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := l.tasks[task]; !ok {
+		return nil, fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
+			"register tasks at package level (a var or init) so that the re-executed binary has them too",
+			ErrUnknownTask, task, r.id, l.pid)
+	}
+	r.seq++
+	id := r.seq
+	if err := l.proc.Conn().WriteFrame(cancel.Frame{Kind: kindCall, ID: id, Body: payload}); err != nil {
+		return nil, r.crashed(l)
+	}
+	l.served++
+	for {
+		select {
+		case f := <-l.frames:
+			if f.ID != id {
+				continue // a late reply to an earlier call; not expected, harmless
+			}
+			r.recycle(l)
+			return reply(task, f)
+		case <-l.gone:
+			select {
+			case f := <-l.frames: // the reply came just before the end
+				if f.ID == id {
+					r.retireInBackground(l)
+					r.cur = nil
+					return reply(task, f)
+				}
+			default:
+			}
+			return nil, r.crashed(l)
+		case <-ctx.Done():
+			r.terminate(l, id)
+			return nil, withCause(ErrTerminated, context.Cause(ctx))
+		}
+	}
+}
+
+// crashWait is how long a process whose channel ended is given to be
+// reaped before it is killed: a dying process is reaped in milliseconds,
+// while one that sent a corrupt frame may live on.
+const crashWait = 2 * time.Second
+
+// closeFDs closes descriptors that came with a frame.
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		os.NewFile(uintptr(fd), "").Close()
+	}
+}
+
+// reply turns a worker's answer into the task's output or error.
+func reply(task string, f cancel.Frame) ([]byte, error) {
+	switch f.Kind {
+	case kindResult:
+		return f.Body, nil
+	case kindError:
+		return nil, &RemoteError{Task: task, Message: string(f.Body)}
+	case kindPanic:
+		value, stack := parsePanic(f.Body)
+		return nil, &PanicError{Task: task, Value: value, Stack: stack}
+	case kindTooLarge:
+		return nil, fmt.Errorf("%w: %s", ErrPayloadTooLarge, f.Body)
+	case kindUnknown:
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTask, f.Body)
+	}
+	return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", f.Kind, task)
+}
+
+// crashed accounts for a process that died under a task: it waits for the
+// reap (the process is gone already, so this is short) and returns the
+// error naming how it ended.
+func (r *proc) crashed(l *live) error {
+	select {
+	case <-l.proc.Done():
+	case <-time.After(crashWait):
+		l.proc.Kill() // alive but its channel is broken: of no more use
+		<-l.proc.Done()
+	}
+	l.proc.Close()
+	r.cur = nil
+	r.sp.pool.stats.crashed.Add(1)
+	return fmt.Errorf("%w: %v", ErrWorkerCrashed, l.proc.Exit())
+}
+
+// terminate stops the task with frame ID id whose caller gave up: the
+// worker is asked to cancel its ctx and killed after TerminateGrace. The
+// process is not reused, even if it returns in time; the caller does not
+// wait for the kill or the reap, which happen in the background while a
+// replacement starts.
+func (r *proc) terminate(l *live, id uint64) {
+	r.sp.pool.stats.terminated.Add(1)
+	r.cur = nil
+	grace := time.Duration(r.sp.grace)
+	stop := l.proc.Terminate(grace, func() {
+		_ = l.proc.Conn().WriteFrame(cancel.Frame{Kind: kindCancel, ID: id})
+	})
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		if grace > 0 {
+			// The worker may finish within its grace; then it need not be
+			// killed, and closing its channel lets it exit by itself.
+			select {
+			case <-l.frames:
+				stop()
+			case <-l.gone:
+			}
+		}
+		l.proc.Close()
+	}()
+	r.launch()
+}
+
+// recycle retires l once it has served MaxTasksPerWorker tasks, and starts
+// its successor at once.
+func (r *proc) recycle(l *live) {
+	if r.sp.maxTasks > 0 && l.served >= r.sp.maxTasks {
+		r.retireInBackground(l)
+		r.cur = nil
+		r.launch()
+	}
+}
+
+// retireInBackground closes l without making the worker goroutine wait.
+func (r *proc) retireInBackground(l *live) {
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		l.proc.Close()
+	}()
+}
+
+// close ends the process, and one that was starting, and waits until
+// every process of this runner is reaped and every goroutine has exited.
+func (r *proc) close() {
+	if r.pending != nil {
+		if res := <-r.pending; res.l != nil {
+			res.l.proc.Close()
+		}
+		r.pending = nil
+	}
+	if r.cur != nil {
+		r.cur.proc.Close()
+		r.cur = nil
+	}
+	r.bg.Wait()
+}

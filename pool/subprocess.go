@@ -1,0 +1,124 @@
+package pool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/transfer"
+)
+
+// RemoteError is the error a task returned in a worker process. Errors
+// don't cross a process boundary, so errors.Is can't match the worker's
+// sentinels; Message is the original error's text, and Error returns it
+// unchanged.
+type RemoteError struct {
+	Task    string // the registered name of the task
+	Message string // the task's err.Error()
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// subprocess is the remote of a Subprocess pool: the msgpack codec, and
+// the spec each worker process is started from.
+type subprocess struct {
+	pool       *Pool
+	spec       cancel.Spec // ID is set per worker
+	maxPayload int
+	grace      int64 // Options.TerminateGrace in nanoseconds
+	maxTasks   int
+}
+
+// errNotMain is New's answer in a worker process whose main did not call
+// Main first: starting workers from there would re-exec without end.
+var errNotMain = errors.New("pool: this process is a worker process (" + cancel.EnvWorker +
+	" is set) but it did not call pool.Main first thing in main (and TestMain); " +
+	"refusing to start more worker processes")
+
+func newSubprocess(p *Pool, s settings) (*subprocess, error) {
+	if os.Getenv(cancel.EnvWorker) != "" {
+		return nil, errNotMain
+	}
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("pool: Isolation Subprocess: %w", cancel.ErrUnsupported)
+	}
+	logger := s.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &subprocess{
+		pool: p,
+		spec: cancel.Spec{
+			Logger:       logger,
+			MaxFrame:     s.MaxPayload + frameSlack,
+			MemoryLimit:  s.MemoryLimit,
+			StartTimeout: s.StartTimeout,
+		},
+		maxPayload: s.MaxPayload,
+		grace:      int64(s.TerminateGrace),
+		maxTasks:   s.MaxTasksPerWorker,
+	}, nil
+}
+
+// encode returns the whole body of the call frame: the header naming the
+// task, then the input's msgpack, so that exchange sends it as it is.
+func (sp *subprocess) encode(task string, in any) (body []byte, err error) {
+	buf := bytes.NewBuffer(make([]byte, 0, 64))
+	head, err := appendCallHeader(buf.Bytes(), task)
+	if err != nil {
+		return nil, err
+	}
+	buf.Write(head)
+	if err := marshalInto(buf, in); err != nil {
+		return nil, fmt.Errorf("pool: encode input of task %q: %w", task, err)
+	}
+	if n := buf.Len() - len(head); n > sp.maxPayload {
+		return nil, fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", ErrPayloadTooLarge, task, n, sp.maxPayload)
+	}
+	return buf.Bytes(), nil
+}
+
+func (sp *subprocess) decode(task string, data []byte, out any) error {
+	if err := unmarshal(data, out); err != nil {
+		return fmt.Errorf("pool: decode output of task %q: %w", task, err)
+	}
+	return nil
+}
+
+func (sp *subprocess) newRunner(id int) runner { return newProc(sp, id) }
+
+// marshalInto appends v's msgpack to buf. msgpack reports most values it
+// can't encode (channels, funcs) as errors; a panic from a type's own
+// encoder, or from msgpack on a value it didn't expect, becomes one too.
+func marshalInto(buf *bytes.Buffer, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(buf)
+	return enc.Encode(v)
+}
+
+// unmarshal decodes one msgpack value from data into out. The bytes come
+// from another process, so they are validated first: msgpack preallocates
+// the lengths that headers claim, which a corrupt message could make huge.
+func unmarshal(data []byte, out any) (err error) {
+	if err := transfer.ValidateMessage(data); err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	return msgpack.Unmarshal(data, out)
+}
