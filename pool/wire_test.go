@@ -1,0 +1,139 @@
+package pool
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/offloadgo/offload/cancel"
+)
+
+var _ = Register("proc.internal.wait", func(ctx context.Context, _ struct{}) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+})
+
+func TestCallHeaderRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"a", "proc.add", string(make([]byte, maxNameLen))} {
+		b, err := appendCallHeader(nil, name)
+		require.NoError(t, err)
+		got, input, err := parseCall(append(b, 1, 2, 3))
+		require.NoError(t, err)
+		assert.Equal(t, name, got)
+		assert.Equal(t, []byte{1, 2, 3}, input)
+	}
+	_, err := appendCallHeader(nil, string(make([]byte, maxNameLen+1)))
+	require.Error(t, err)
+	for _, bad := range [][]byte{nil, {0x80}, {5, 'a'}, {0xff, 0xff, 0xff, 0xff, 0x0f}} {
+		_, _, err := parseCall(bad)
+		require.Error(t, err, "%x", bad)
+	}
+}
+
+func FuzzParseFrames(f *testing.F) {
+	call, _ := appendCallHeader(nil, "proc.add")
+	f.Add(call)
+	f.Add(panicBody("boom", []byte("stack")))
+	f.Add([]byte{})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if name, input, err := parseCall(body); err == nil {
+			require.LessOrEqual(t, len(name), maxNameLen)
+			require.LessOrEqual(t, len(name)+len(input), len(body))
+		}
+		value, stack := parsePanic(body)
+		require.LessOrEqual(t, len(value)+len(stack), len(body))
+	})
+}
+
+// The name check runs against the worker's hello, which in one binary
+// always lists every task: fake a hello that lacks it.
+func TestExchangeUnknownTask(t *testing.T) {
+	t.Parallel()
+	r := newProc(&subprocess{}, 7)
+	r.cur = &live{pid: 4242, tasks: map[string]struct{}{"other": {}}, gone: make(chan struct{})}
+	_, err := r.exchange(context.Background(), "proc.add", nil)
+	require.ErrorIs(t, err, ErrUnknownTask)
+	assert.Contains(t, err.Error(), `"proc.add"`)
+	assert.Contains(t, err.Error(), "pid 4242")
+	assert.Contains(t, err.Error(), "package level")
+}
+
+// serve, driven in process over a channel pair, as a pool would drive it.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	parent, worker, err := cancel.NewPair(0)
+	require.NoError(t, err)
+	defer parent.Close()
+	code := make(chan int, 1)
+	go func() {
+		code <- serve(worker)
+		worker.Close()
+	}()
+	hello, err := parent.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, cancel.KindHello, hello.Kind)
+	assert.Contains(t, string(hello.Body), "proc.internal.wait")
+
+	call := func(id uint64, task string, in any) {
+		t.Helper()
+		body, err := appendCallHeader(nil, task)
+		require.NoError(t, err)
+		data, err := msgpack.Marshal(in)
+		require.NoError(t, err)
+		require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCall, ID: id, Body: append(body, data...)}))
+	}
+	expect := func(id uint64, kind byte, contains string) []byte {
+		t.Helper()
+		f, err := parent.ReadFrame()
+		require.NoError(t, err)
+		assert.Equal(t, id, f.ID)
+		assert.Equal(t, kind, f.Kind, "body %q", f.Body)
+		assert.Contains(t, string(f.Body), contains)
+		return f.Body
+	}
+
+	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCall, ID: 1, Body: []byte{9, 'x'}}))
+	expect(1, kindError, "corrupt call frame")
+	call(2, "proc.nope", nil)
+	expect(2, kindUnknown, `"proc.nope" is not registered`)
+	call(3, "proc.internal.wait", "not a struct")
+	expect(3, kindError, `decode input of task "proc.internal.wait"`)
+	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: 0x77, ID: 4}))
+	// Two calls at once (the pool sends one, but a second must not hurt);
+	// cancel them in reverse order.
+	call(5, "proc.internal.wait", struct{}{})
+	call(6, "proc.internal.wait", struct{}{})
+	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCancel, ID: 6}))
+	expect(6, kindError, "context canceled")
+	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCancel, ID: 5}))
+	expect(5, kindError, "context canceled")
+	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCancel, ID: 99})) // unknown: ignored
+
+	parent.Close()
+	assert.Equal(t, 0, <-code, "EOF ends the worker cleanly")
+}
+
+func TestCodecErrors(t *testing.T) {
+	t.Parallel()
+	sp := &subprocess{maxPayload: 16}
+	_, err := sp.encode("t", func() {})
+	require.ErrorContains(t, err, `pool: encode input of task "t"`)
+	_, err = sp.encode("t", make([]byte, 17))
+	require.ErrorIs(t, err, ErrPayloadTooLarge)
+	body, err := sp.encode("t", 12)
+	require.NoError(t, err)
+	_, input, err := parseCall(body)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, sp.decode("t", input, &n))
+	assert.Equal(t, 12, n)
+	// A header claiming a huge array is refused before msgpack allocates.
+	var s []int
+	err = sp.decode("t", []byte{0xdd, 0x7f, 0xff, 0xff, 0xff}, &s)
+	require.ErrorContains(t, err, `pool: decode output of task "t"`)
+}
