@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// TestMain lets the test binary be the lab's server and its pool workers,
+// as the lab binary is.
+func TestMain(m *testing.M) {
+	pool.Main()
+	if raw := os.Getenv(serverEnv); raw != "" {
+		if err := serve(raw); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// TestQuick runs the lab's -quick smoke run, checks that the table has
+// every row, and that the bars hold loosely (the run is short, the
+// machine shared, and under -race everything is slower).
+func TestQuick(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	rows, err := run(ctx, []string{"-quick"}, &out, io.Discard)
+	require.NoError(t, err)
+	t.Log("\n" + out.String())
+
+	want := 0
+	for _, sc := range scenarios() {
+		want += max(1, len(sc.Phases))
+	}
+	require.Len(t, rows, want, "one row per reference scenario and per overload phase")
+	table := out.String()
+	for _, r := range rows {
+		assert.Contains(t, table, r.Name)
+		assert.Contains(t, table, "== "+r.Group)
+	}
+
+	byName := map[string]row{}
+	overload := map[string][]row{}
+	for _, r := range rows {
+		if strings.HasPrefix(r.Group, "overload") {
+			overload[r.Group] = append(overload[r.Group], r)
+			continue
+		}
+		byName[r.Group+"/"+r.Name] = r
+		if r.NA != "" {
+			// Only subprocess rows may be missing, and only while the pool
+			// can't make subprocess workers.
+			assert.Contains(t, r.Name, "subprocess", "%s/%s: %s", r.Group, r.Name, r.NA)
+			continue
+		}
+		assert.Zero(t, r.Shed+r.Errors, "%s/%s: jobs shed or failed", r.Group, r.Name)
+		if strings.Contains(r.Name, "job") {
+			assert.Positive(t, r.Job.N, "%s/%s: no job finished", r.Group, r.Name)
+			assert.GreaterOrEqual(t, r.Job.P50, 150*time.Millisecond, "%s/%s: a job is ~200 ms of CPU", r.Group, r.Name)
+		}
+	}
+	base := byName["reference: 200 ms CPU jobs beside /fast/only /fast"]
+	for _, name := range []string{"1 job/s, pool 1 worker", "1 job/s, pool 2 workers"} {
+		r := byName["reference: 200 ms CPU jobs beside /fast/"+name]
+		assert.Less(t, r.Fast.P99, 10*base.Fast.P99+50*time.Millisecond, "%s: /fast p99 %v vs baseline %v", name, r.Fast.P99, base.Fast.P99)
+	}
+
+	require.Len(t, overload, 3)
+	for group, phases := range overload {
+		require.Len(t, phases, len(overloadPhases), group)
+		var good float64
+		for i, r := range phases {
+			assert.Empty(t, r.NA, group)
+			assert.Zero(t, r.ShedNoRA, "%s %s: a 503 without Retry-After", group, r.Name)
+			if r.Shed > 0 {
+				assert.Less(t, r.ShedMax, 250*time.Millisecond, "%s %s: 503s are answered at once", group, r.Name)
+			}
+			if m := overloadPhases[i]; m >= 2 && i < len(phases)-1 {
+				good += r.Goodput
+			}
+		}
+		switch {
+		case strings.HasPrefix(group, "overload (a)"):
+			errs := 0
+			for _, r := range phases {
+				errs += r.Errors + r.Shed
+			}
+			assert.Positive(t, errs, "%s: an unbounded queue under 10x load makes clients give up", group)
+		case strings.HasPrefix(group, "overload (c)"):
+			assert.GreaterOrEqual(t, good/3, 0.4*capacity(200*time.Millisecond), "%s: goodput under overload", group)
+			assert.Positive(t, phases[4].Shed, "%s: 10x is shed", group)
+			last := phases[len(phases)-1]
+			assert.Less(t, last.Recovered, 3*time.Second, "%s: recovery", group)
+			assert.Less(t, last.Goroutines, phases[0].Goroutines+200, "%s: goroutines stay flat", group)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-duration", "0"}, {"-rate", "-1"}, {"extra"}, {"-nosuch"}} {
+		_, err := run(context.Background(), args, io.Discard, io.Discard)
+		assert.Error(t, err, "%q", args)
+	}
+}
+
+func TestPoolSpec(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode    string
+		iso     pool.Isolation
+		workers int
+		ok      bool
+	}{
+		{"pool1", pool.InProcess, 1, true},
+		{"proc2", pool.Subprocess, 2, true},
+		{"pool0", pool.InProcess, 0, false},
+		{"poolx", pool.InProcess, 0, false},
+		{"inline", pool.InProcess, 0, false},
+	}
+	for _, tt := range tests {
+		iso, n, ok := poolSpec(tt.mode)
+		assert.Equal(t, tt.ok, ok, tt.mode)
+		if ok {
+			assert.Equal(t, tt.iso, iso, tt.mode)
+			assert.Equal(t, tt.workers, n, tt.mode)
+		}
+	}
+}

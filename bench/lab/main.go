@@ -1,0 +1,112 @@
+// Command lab replays the reference page's experiment on offload and
+// extends it to overload: a server in its own process with /fast and
+// /job?mode=inline|chunk1|chunk5|chunk20|poolN|procN, an open-loop Poisson
+// load generator (latency from each request's intended send time, so a
+// stalled server can't hide behind a stalled client), and one table row per
+// scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput.
+//
+//	go run ./bench/lab              # the full table, a few minutes
+//	go run ./bench/lab -quick       # a short smoke run
+//	go run ./bench/lab -out /tmp/lab  # also raw latencies (CSV) and one SVG per scenario
+//
+// Each scenario gets a fresh server process (the lab re-executes itself);
+// all traffic stays on 127.0.0.1 and every run ends by itself.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+func main() {
+	pool.Main() // in a subprocess worker (the proc modes re-execute this binary): serve, exit
+	if raw := os.Getenv(serverEnv); raw != "" {
+		if err := serve(raw); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if _, err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "lab:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// run parses args, runs every scenario and prints the table to stdout,
+// progress to stderr. It returns the table's rows.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, error) {
+	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	duration := fs.Duration("duration", 5*time.Second, "measured time of each reference row")
+	phase := fs.Duration("phase", 2*time.Second, "length of each overload phase")
+	rate := fs.Float64("rate", 100, "/fast requests per second (Poisson)")
+	jobTime := fs.Duration("job", 200*time.Millisecond, "CPU time of one job")
+	quick := fs.Bool("quick", false, "short smoke run: -duration 800ms -phase 400ms, short warm-up")
+	outDir := fs.String("out", "", "directory for latencies.csv and one SVG chart per scenario")
+	seed := fs.Uint64("seed", 1, "seed of the arrival sequences (the same for every scenario)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	st := settings{Duration: *duration, Phase: *phase, Warmup: time.Second, Rate: *rate, JobTime: *jobTime, Seed: *seed}
+	if *quick {
+		st.Duration, st.Phase, st.Warmup = 800*time.Millisecond, 400*time.Millisecond, 300*time.Millisecond
+	}
+	if st.Duration <= 0 || st.Phase <= 0 || st.Rate <= 0 || st.JobTime <= 0 {
+		return nil, errors.New("-duration, -phase, -rate and -job must be positive")
+	}
+	st.Items = calibrate(st.JobTime)
+
+	var csv *os.File
+	if *outDir != "" {
+		if err := os.MkdirAll(*outDir, 0o755); err != nil {
+			return nil, err
+		}
+		f, err := os.Create(filepath.Join(*outDir, "latencies.csv"))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		csv = f
+		fmt.Fprintln(csv, "scenario,stream,sent_s,latency_ms,status,retry_after")
+	}
+
+	fmt.Fprintf(stdout, "offload lab: %v CPU jobs (%d items), /fast at %.0f/s, %v per row, %v per overload phase; latencies in ms\n",
+		st.JobTime, st.Items, st.Rate, st.Duration, st.Phase)
+	fmt.Fprintf(stdout, "overload: pool of %d worker (capacity %.1f jobs/s), clients give up after %v\n",
+		overloadWorkers, capacity(st.JobTime), overloadClientTimeout)
+	all := scenarios()
+	var rows []row
+	for i, sc := range all {
+		progress := func(line string) { fmt.Fprintf(stderr, "\r[%d/%d] %-90s", i+1, len(all), line) }
+		progress(sc.label() + ": starting")
+		o := runScenario(ctx, st, sc, progress)
+		summarize(&o, st)
+		rows = append(rows, o.Rows...)
+		if csv != nil {
+			writeCSV(csv, o)
+			if err := writeSVG(*outDir, o, st); err != nil {
+				return rows, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return rows, err
+		}
+	}
+	fmt.Fprintf(stderr, "\r%-100s\r", "")
+	printTable(stdout, rows)
+	return rows, nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// scenario is one server configuration and the load offered to it. A
+// reference scenario is one table row; an overload scenario is one row per
+// phase.
+type scenario struct {
+	Group      string  // the table section
+	Name       string  // the row
+	Procs      int     // the server's GOMAXPROCS; 0 leaves the default
+	JobsPerSec float64 // reference scenarios: jobs evenly spaced
+	Mode       string  // /job?mode=...; "" sends no jobs
+	Server     serverConfig
+	Phases     []float64 // overload: job rates as multiples of the pool's capacity
+}
+
+// overloadPhases are the issue's: 0.5×, 1×, 2×, 5× and 10× the pool's
+// capacity, then back to 0.5× to see it recover.
+var overloadPhases = []float64{0.5, 1, 2, 5, 10, 0.5}
+
+// The overload pool: one in-process worker (the default on 2 cores), and
+// for (b) and (c) a queue of 8 (1.6 s of 200 ms jobs), so that (b) shows
+// the wait a bounded queue alone allows and (c) what MaxWait cuts it to.
+const (
+	overloadPool     = "pool1"
+	overloadWorkers  = 1
+	overloadMaxQueue = 8
+	overloadMaxWait  = 400 * time.Millisecond
+)
+
+// scenarios is the lab's table, in order.
+func scenarios() []scenario {
+	var all []scenario
+	ref := func(group string, procs int, jobs float64, mode, label string) {
+		s := scenario{Group: group, Name: label, Procs: procs, JobsPerSec: jobs, Mode: mode}
+		if _, _, ok := poolSpec(mode); ok {
+			s.Server.Pool = mode
+		}
+		all = append(all, s)
+	}
+	const g = "reference: 200 ms CPU jobs beside /fast"
+	ref(g, 0, 0, "", "only /fast")
+	for _, m := range []struct{ mode, label string }{
+		{"inline", "inline"}, {"chunk1", "chunked 1 ms"}, {"chunk5", "chunked 5 ms"}, {"chunk20", "chunked 20 ms"},
+		{"pool1", "pool 1 worker"}, {"pool2", "pool 2 workers"}, {"proc1", "subprocess 1 worker"}, {"proc2", "subprocess 2 workers"},
+	} {
+		ref(g, 0, 1, m.mode, "1 job/s, "+m.label)
+	}
+	for _, m := range []struct{ mode, label string }{
+		{"inline", "inline"}, {"chunk5", "chunked 5 ms"},
+		{"pool1", "pool 1 worker"}, {"pool2", "pool 2 workers"}, {"proc1", "subprocess 1 worker"}, {"proc2", "subprocess 2 workers"},
+	} {
+		ref(g, 0, 4, m.mode, "4 jobs/s, "+m.label)
+	}
+	const g1 = "server GOMAXPROCS=1"
+	ref(g1, 1, 0, "", "only /fast")
+	for _, m := range []struct{ mode, label string }{
+		{"inline", "inline"}, {"chunk5", "chunked 5 ms"}, {"pool1", "pool 1 worker"}, {"proc1", "subprocess 1 worker"},
+	} {
+		ref(g1, 1, 1, m.mode, "1 job/s, "+m.label)
+	}
+	for _, v := range []struct {
+		group    string
+		maxQueue int
+		shed     bool
+		maxWait  time.Duration
+	}{
+		{"overload (a): unbounded queue, no Shed", pool.Unbounded, false, 0},
+		{fmt.Sprintf("overload (b): MaxQueue %d, Shed on queue full only", overloadMaxQueue), overloadMaxQueue, true, 0},
+		{fmt.Sprintf("overload (c): MaxQueue %d, Shed MaxWait %v", overloadMaxQueue, overloadMaxWait), overloadMaxQueue, true, overloadMaxWait},
+	} {
+		all = append(all, scenario{
+			Group: v.group, Name: v.group, Mode: overloadPool, Phases: overloadPhases,
+			Server: serverConfig{Pool: overloadPool, MaxQueue: v.maxQueue, Shed: v.shed, MaxWait: v.maxWait},
+		})
+	}
+	return all
+}
+
+// capacity is the jobs per second the overload pool can finish.
+func capacity(jobTime time.Duration) float64 {
+	return overloadWorkers / jobTime.Seconds()
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// serverEnv carries the server's config (JSON) to the re-executed lab.
+const serverEnv = "OFFLOAD_LAB_SERVER"
+
+// serverConfig is what one scenario's server process runs.
+type serverConfig struct {
+	Items    int           // items in one job (about JobTime of CPU)
+	Pool     string        // "pool<N>" or "proc<N>": the pool /job?mode=<Pool> uses; "" for none
+	MaxQueue int           // the pool's MaxQueue (0: auto)
+	Shed     bool          // put pool.Shed in front of the pool's /job
+	MaxWait  time.Duration // ShedOptions.MaxWait
+}
+
+// poolSpec parses "pool2" or "proc1" into an isolation and a worker count.
+func poolSpec(mode string) (pool.Isolation, int, bool) {
+	iso, rest := pool.InProcess, ""
+	switch {
+	case strings.HasPrefix(mode, "pool"):
+		rest = mode[len("pool"):]
+	case strings.HasPrefix(mode, "proc"):
+		iso, rest = pool.Subprocess, mode[len("proc"):]
+	default:
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return iso, n, err == nil && n > 0
+}
+
+// serve is the server process: it listens on 127.0.0.1, prints its address
+// on stdout and serves until its stdin closes (the lab closes it, or dies).
+func serve(raw string) error {
+	var cfg serverConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return fmt.Errorf("lab server: bad config: %w", err)
+	}
+	var p *pool.Pool
+	var poolErr error
+	if cfg.Pool != "" {
+		iso, n, ok := poolSpec(cfg.Pool)
+		if !ok {
+			return fmt.Errorf("lab server: bad pool %q", cfg.Pool)
+		}
+		p, poolErr = pool.New(pool.Options{Workers: n, MinWorkers: n, MaxQueue: cfg.MaxQueue, Isolation: iso})
+		if poolErr == nil {
+			defer p.Close()
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/fast", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		_ = json.NewEncoder(w).Encode(serverStats{Goroutines: runtime.NumGoroutine(), HeapInuse: ms.HeapInuse})
+	})
+	var poolJob http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out, err := pool.Run(r.Context(), p, jobTask, cfg.Items)
+		if err != nil {
+			pool.WriteError(w, err)
+			return
+		}
+		fmt.Fprintln(w, out)
+	})
+	if p != nil && cfg.Shed {
+		poolJob = pool.Shed(p, pool.ShedOptions{MaxWait: cfg.MaxWait})(poolJob)
+	}
+	mux.HandleFunc("/job", func(w http.ResponseWriter, r *http.Request) {
+		mode := r.URL.Query().Get("mode")
+		var out uint64
+		var err error
+		switch mode {
+		case "inline":
+			out, err = spinItems(context.Background(), cfg.Items)
+		case "chunk1", "chunk5", "chunk20":
+			ms, _ := strconv.Atoi(mode[len("chunk"):])
+			out, err = chunked(r.Context(), cfg.Items, time.Duration(ms)*time.Millisecond)
+		case cfg.Pool:
+			if poolErr != nil {
+				http.Error(w, poolErr.Error(), http.StatusNotImplemented)
+				return
+			}
+			poolJob.ServeHTTP(w, r)
+			return
+		default:
+			http.Error(w, "lab server: unknown mode "+strconv.Quote(mode), http.StatusBadRequest)
+			return
+		}
+		if err != nil {
+			pool.WriteError(w, err)
+			return
+		}
+		fmt.Fprintln(w, out)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin) // EOF: the lab is done with us
+		_ = srv.Close()
+	}()
+	if _, err := fmt.Fprintln(os.Stdout, "listen", ln.Addr().String()); err != nil {
+		return err
+	}
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// serverStats is /stats: what the lab samples to see memory and goroutines
+// stay flat.
+type serverStats struct {
+	Goroutines int
+	HeapInuse  uint64
+}
+
+// readListen reads the server's "listen ADDR" line.
+func readListen(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("lab: server did not start: %w", err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listen ")
+	if !ok {
+		return "", fmt.Errorf("lab: server said %q", line)
+	}
+	return addr, nil
+}
