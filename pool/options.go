@@ -69,6 +69,10 @@ type Options struct {
 	// IdleTimeout is how long a worker above MinWorkers waits for a task
 	// before it exits. 0 means DefaultIdleTimeout; negative is invalid.
 	IdleTimeout time.Duration
+	// QueueDelay, when set, fails queued tasks that waited too long
+	// instead of running them (see QueueDelay). The zero value disables
+	// it: every accepted task runs.
+	QueueDelay QueueDelay
 
 	// The rest apply to Isolation Subprocess only.
 
@@ -133,6 +137,9 @@ func (o Options) settle() (settings, error) {
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if err := o.QueueDelay.check(); err != nil {
+		return settings{}, err
 	}
 	s := settings{Options: o}
 	switch {

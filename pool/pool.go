@@ -23,6 +23,9 @@ type Pool struct {
 	reaping  bool          // the idle reaper goroutine is running
 	tick     uint64        // the reaper's clock, in quarters of IdleTimeout
 	spawned  int           // workers started so far, to number them
+	// lastEmpty is when a worker last found the queue empty or emptied it
+	// (monotonic ns), for QueueDelay.
+	lastEmpty int64
 
 	// remote carries tasks to worker processes; nil for InProcess.
 	remote remote
@@ -52,9 +55,10 @@ func New(opts Options) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{
-		opts:    s,
-		all:     make(map[*worker]struct{}),
-		drained: make(chan struct{}),
+		opts:      s,
+		all:       make(map[*worker]struct{}),
+		drained:   make(chan struct{}),
+		lastEmpty: now(), // a new queue is empty
 	}
 	if s.Isolation == Subprocess {
 		if p.remote, err = newSubprocess(p, s); err != nil {

@@ -14,7 +14,7 @@ type Stats struct {
 	Completed  uint64 // tasks that returned a nil error to their caller
 	Failed     uint64 // tasks that returned an error or panicked
 	Rejected   uint64 // submissions refused: ErrQueueFull, ErrClosed, ErrUnknownTask, a done ctx
-	Canceled   uint64 // tasks resolved early: their ctx ended, or the pool closed
+	Canceled   uint64 // tasks resolved early: their ctx ended, the pool closed, or QueueDelay dropped them
 	Terminated uint64 // running tasks whose worker process was killed
 	Crashed    uint64 // worker processes that died under a task
 

@@ -139,17 +139,38 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 	if p.state == closed {
 		return nil, 0
 	}
-	l := p.queue.pop()
-	if l == nil {
-		return nil, 0
-	}
-	p.stats.queued.Store(int64(p.queue.n))
-	if start == 0 {
+	qd := p.opts.QueueDelay
+	if start == 0 && (qd.enabled() || p.queue.n > 0) {
 		start = now()
 	}
-	w.startedAt.Store(start)
-	p.assign(w, l.job)
-	return l.job, start - l.since
+	for {
+		l := p.queue.pop()
+		if l == nil {
+			p.lastEmpty = start
+			return nil, 0
+		}
+		p.stats.queued.Store(int64(p.queue.n))
+		if qd.enabled() {
+			if limit, late := qd.overdue(l.since, start, p.lastEmpty); late {
+				p.shedOverdue(l.job, time.Duration(start-l.since), limit)
+				continue
+			}
+			if p.queue.n == 0 {
+				p.lastEmpty = start
+			}
+		}
+		w.startedAt.Store(start)
+		p.assign(w, l.job)
+		return l.job, start - l.since
+	}
+}
+
+// shedOverdue fails a task QueueDelay won't run and frees its slot. p.mu
+// is held.
+func (p *Pool) shedOverdue(j job, waited, limit time.Duration) {
+	j.fail(errOverdue(waited, limit), &p.stats.canceled)
+	p.release()
+	j.drop() // the queue's hold
 }
 
 // assign makes j the job w runs. p.mu is held.
