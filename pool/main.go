@@ -47,26 +47,10 @@ func serve(conn *cancel.Conn) int {
 		fmt.Fprintln(os.Stderr, "pool: worker:", err)
 		return 2
 	}
-	s := &server{conn: conn, running: map[uint64]context.CancelFunc{}, maxOutput: conn.MaxFrame() - frameSlack}
-	for {
-		f, err := conn.ReadFrame()
-		if errors.Is(err, io.EOF) {
-			return 0
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "pool: worker:", err)
-			return 2
-		}
-		closeFDs(f.FDs)
-		switch f.Kind {
-		case kindCall:
-			s.start(f)
-		case kindCancel:
-			s.cancel(f.ID)
-		default:
-			fmt.Fprintf(os.Stderr, "pool: worker: ignoring a frame of unknown kind %d\n", f.Kind)
-		}
-	}
+	s := &server{conn: conn, running: map[uint64]context.CancelFunc{}, maxOutput: conn.MaxFrame() - frameSlack,
+		exit: make(chan int, 1)}
+	s.read()
+	return <-s.exit
 }
 
 // server is a worker process's state: the tasks running, by call ID. The
@@ -75,25 +59,59 @@ type server struct {
 	conn      *cancel.Conn
 	maxOutput int
 
+	exit chan int // the reader's verdict at the channel's end
+
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc
 }
 
-func (s *server) start(f cancel.Frame) {
-	ctx, stop := context.WithCancel(context.Background())
-	s.mu.Lock()
-	s.running[f.ID] = stop
-	s.mu.Unlock()
-	go func() {
-		kind, body := s.run(ctx, f.Body)
-		s.mu.Lock()
-		delete(s.running, f.ID)
-		s.mu.Unlock()
-		stop()
-		if err := s.conn.WriteFrame(cancel.Frame{Kind: kind, ID: f.ID, Body: body}); err != nil {
-			fmt.Fprintln(os.Stderr, "pool: worker: reply:", err)
+// read reads frames until a call comes, then runs that call on this
+// goroutine and hands the reading to a new one. Running the call where it
+// was read, rather than handing it to another goroutine while this one
+// blocks in its next read, spares the round trip a scheduler hop (tens of
+// microseconds: the hop waits for a thread stuck in a system call).
+func (s *server) read() {
+	for {
+		f, err := s.conn.ReadFrame()
+		if errors.Is(err, io.EOF) {
+			s.exit <- 0
+			return
 		}
-	}()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pool: worker:", err)
+			s.exit <- 2
+			return
+		}
+		closeFDs(f.FDs)
+		switch f.Kind {
+		case kindCall:
+			// Registered before the next reader starts, which may read
+			// this call's cancel frame.
+			ctx, stop := context.WithCancel(context.Background())
+			s.mu.Lock()
+			s.running[f.ID] = stop
+			s.mu.Unlock()
+			go s.read() // cancel frames, or a second call, meanwhile
+			s.call(ctx, stop, f)
+			return
+		case kindCancel:
+			s.cancel(f.ID)
+		default:
+			fmt.Fprintf(os.Stderr, "pool: worker: ignoring a frame of unknown kind %d\n", f.Kind)
+		}
+	}
+}
+
+// call runs one call and sends its reply.
+func (s *server) call(ctx context.Context, stop context.CancelFunc, f cancel.Frame) {
+	kind, body := s.run(ctx, f.Body)
+	s.mu.Lock()
+	delete(s.running, f.ID)
+	s.mu.Unlock()
+	stop()
+	if err := s.conn.WriteFrame(cancel.Frame{Kind: kind, ID: f.ID, Body: body}); err != nil {
+		fmt.Fprintln(os.Stderr, "pool: worker: reply:", err)
+	}
 }
 
 func (s *server) cancel(id uint64) {

@@ -1,0 +1,18 @@
+package bench
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+func TestMain(m *testing.M) {
+	pool.Main() // the benchmark binary is also its Subprocess pools' worker
+	goleak.VerifyTestMain(m,
+		// ants starts its default pool's goroutines at init.
+		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
+		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+	)
+}
