@@ -3,6 +3,8 @@ package pool
 import (
 	"errors"
 	"fmt"
+
+	"github.com/offloadgo/offload/cancel"
 )
 
 // The errors a Pool returns. All are matchable with errors.Is; the ones a
@@ -50,20 +52,6 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// causeError matches both a pool sentinel and the cause that led to it (a
-// context error, usually), so that callers can test either.
-type causeError struct {
-	sentinel error
-	cause    error
-}
-
-func (e *causeError) Error() string   { return e.sentinel.Error() + ": " + e.cause.Error() }
-func (e *causeError) Unwrap() []error { return []error{e.sentinel, e.cause} }
-
-// withCause returns an error that errors.Is both sentinel and cause.
-func withCause(sentinel, cause error) error {
-	if cause == nil {
-		return sentinel
-	}
-	return &causeError{sentinel: sentinel, cause: cause}
-}
+// withCause returns an error that errors.Is both sentinel and cause: a
+// terminated task's error also matches its ctx's error.
+var withCause = cancel.WithCause
