@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/offloadgo/offload/pool"
@@ -52,8 +53,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	phase := fs.Duration("phase", 2*time.Second, "length of each overload phase")
 	rate := fs.Float64("rate", 100, "/fast requests per second (Poisson)")
 	jobTime := fs.Duration("job", 200*time.Millisecond, "CPU time of one job")
-	quick := fs.Bool("quick", false, "short smoke run: -duration 800ms -phase 400ms, short warm-up")
+	quick := fs.Bool("quick", false, "short smoke run: -duration 600ms -phase 300ms, short warm-up")
 	outDir := fs.String("out", "", "directory for latencies.csv and one SVG chart per scenario")
+	only := fs.String("only", "", "run only the scenarios whose group or name contains this")
 	seed := fs.Uint64("seed", 1, "seed of the arrival sequences (the same for every scenario)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -63,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	}
 	st := settings{Duration: *duration, Phase: *phase, Warmup: time.Second, Rate: *rate, JobTime: *jobTime, Seed: *seed}
 	if *quick {
-		st.Duration, st.Phase, st.Warmup = 800*time.Millisecond, 400*time.Millisecond, 300*time.Millisecond
+		st.Duration, st.Phase, st.Warmup = 600*time.Millisecond, 300*time.Millisecond, 200*time.Millisecond
 	}
 	if st.Duration <= 0 || st.Phase <= 0 || st.Rate <= 0 || st.JobTime <= 0 {
 		return nil, errors.New("-duration, -phase, -rate and -job must be positive")
@@ -88,7 +90,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 		st.JobTime, st.Items, st.Rate, st.Duration, st.Phase)
 	fmt.Fprintf(stdout, "overload: pool of %d worker (capacity %.1f jobs/s), clients give up after %v\n",
 		overloadWorkers, capacity(st.JobTime), overloadClientTimeout)
-	all := scenarios()
+	var all []scenario
+	for _, sc := range scenarios() {
+		if strings.Contains(sc.Group, *only) || strings.Contains(sc.label(), *only) {
+			all = append(all, sc)
+		}
+	}
 	var rows []row
 	for i, sc := range all {
 		progress := func(line string) { fmt.Fprintf(stderr, "\r[%d/%d] %-90s", i+1, len(all), line) }

@@ -27,6 +27,7 @@ type row struct {
 
 	Goroutines int
 	HeapMiB    float64
+	RunP50     time.Duration // the pool's median job run time, server side
 }
 
 // dist is a latency summary.
@@ -56,7 +57,7 @@ func summarize(o *outcome, st settings) {
 		r := window(o.Samples, 0, o.Length, false)
 		r.Group, r.Name, r.Recovered = sc.Group, rowName(sc, -1), -1
 		if len(o.Stats) > 0 {
-			r.Goroutines, r.HeapMiB = o.Stats[0].Goroutines, float64(o.Stats[0].HeapInuse)/(1<<20)
+			r.Goroutines, r.HeapMiB, r.RunP50 = o.Stats[0].Goroutines, float64(o.Stats[0].HeapInuse)/(1<<20), o.Stats[0].RunP50
 		}
 		o.Rows = []row{r}
 		return
@@ -70,7 +71,7 @@ func summarize(o *outcome, st settings) {
 			r.Recovered = recovery(o.Samples, from, st.JobTime)
 		}
 		if i < len(o.Stats) {
-			r.Goroutines, r.HeapMiB = o.Stats[i].Goroutines, float64(o.Stats[i].HeapInuse)/(1<<20)
+			r.Goroutines, r.HeapMiB, r.RunP50 = o.Stats[i].Goroutines, float64(o.Stats[i].HeapInuse)/(1<<20), o.Stats[i].RunP50
 		}
 		o.Rows = append(o.Rows, r)
 	}
@@ -140,7 +141,7 @@ func recovery(samples []sample, from, jobTime time.Duration) time.Duration {
 }
 
 // header and format print the table; every latency is in milliseconds.
-var columns = []string{"p50 fast", "p99 fast", "max fast", "p50 job", "p99 job", "max job", "jobs", "503s", "503 max", "errors", "goodput/s", "gor", "heap MiB", "recover"}
+var columns = []string{"p50 fast", "p99 fast", "max fast", "p50 job", "p99 job", "max job", "jobs", "503s", "503 max", "errors", "goodput/s", "gor", "heap MiB", "run p50", "recover"}
 
 func printTable(w io.Writer, rows []row) {
 	const nameWidth = 34
@@ -168,7 +169,7 @@ func printTable(w io.Writer, rows []row) {
 			ms(r.Fast.P50), ms(r.Fast.P99), ms(r.Fast.Max),
 			msIf(r.Job.N, r.Job.P50), msIf(r.Job.N, r.Job.P99), msIf(r.Job.N, r.Job.Max),
 			fmt.Sprint(r.Jobs), fmt.Sprint(r.Shed), msIf(r.Shed, r.ShedMax), fmt.Sprint(r.Errors),
-			fmt.Sprintf("%.1f", r.Goodput), fmt.Sprint(r.Goroutines), fmt.Sprintf("%.1f", r.HeapMiB), "",
+			fmt.Sprintf("%.1f", r.Goodput), fmt.Sprint(r.Goroutines), fmt.Sprintf("%.1f", r.HeapMiB), msIf(int(r.RunP50), r.RunP50), "",
 		}
 		if r.Recovered >= 0 {
 			cells[len(cells)-1] = ms(r.Recovered)

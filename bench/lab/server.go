@@ -73,7 +73,11 @@ func serve(raw string) error {
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		_ = json.NewEncoder(w).Encode(serverStats{Goroutines: runtime.NumGoroutine(), HeapInuse: ms.HeapInuse})
+		st := serverStats{Goroutines: runtime.NumGoroutine(), HeapInuse: ms.HeapInuse}
+		if p != nil {
+			st.RunP50 = p.Stats().RunTime.P50
+		}
+		_ = json.NewEncoder(w).Encode(st)
 	})
 	var poolJob http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		out, err := pool.Run(r.Context(), p, jobTask, cfg.Items)
@@ -132,6 +136,7 @@ func serve(raw string) error {
 type serverStats struct {
 	Goroutines int
 	HeapInuse  uint64
+	RunP50     time.Duration // the pool's median task run time so far: the real job cost under contention
 }
 
 // readListen reads the server's "listen ADDR" line.
