@@ -76,6 +76,10 @@ type recorder struct {
 // workers may lose an update, which only slows the average a little.
 func (r *recorder) noteRun(run int64) {
 	old := r.recentRun.Load()
+	if old == 0 {
+		r.recentRun.Store(max(run, 1)) // the first sample is the best guess
+		return
+	}
 	r.recentRun.Store(old + (run-old)/8)
 }
 

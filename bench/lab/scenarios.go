@@ -34,6 +34,11 @@ const (
 	overloadMaxWait  = 400 * time.Millisecond
 )
 
+// overloadQueueDelay backs Shed's prediction in (c): a task that an early,
+// optimistic prediction let in is dropped once it has waited MaxWait in a
+// queue that has not drained for two MaxWaits.
+var overloadQueueDelay = pool.QueueDelay{Target: overloadMaxWait, Interval: 2 * overloadMaxWait}
+
 // scenarios is the lab's table, in order.
 func scenarios() []scenario {
 	var all []scenario
@@ -70,14 +75,16 @@ func scenarios() []scenario {
 		maxQueue int
 		shed     bool
 		maxWait  time.Duration
+		delay    pool.QueueDelay
 	}{
-		{"overload (a): unbounded queue, no Shed", pool.Unbounded, false, 0},
-		{fmt.Sprintf("overload (b): MaxQueue %d, Shed on queue full only", overloadMaxQueue), overloadMaxQueue, true, 0},
-		{fmt.Sprintf("overload (c): MaxQueue %d, Shed MaxWait %v", overloadMaxQueue, overloadMaxWait), overloadMaxQueue, true, overloadMaxWait},
+		{"overload (a): unbounded queue, no Shed", pool.Unbounded, false, 0, pool.QueueDelay{}},
+		{fmt.Sprintf("overload (b): MaxQueue %d, Shed on queue full only", overloadMaxQueue), overloadMaxQueue, true, 0, pool.QueueDelay{}},
+		{fmt.Sprintf("overload (c): MaxQueue %d, Shed MaxWait %v, QueueDelay %v/%v", overloadMaxQueue, overloadMaxWait, overloadQueueDelay.Target, overloadQueueDelay.Interval),
+			overloadMaxQueue, true, overloadMaxWait, overloadQueueDelay},
 	} {
 		all = append(all, scenario{
 			Group: v.group, Name: v.group, Mode: overloadPool, Phases: overloadPhases,
-			Server: serverConfig{Pool: overloadPool, MaxQueue: v.maxQueue, Shed: v.shed, MaxWait: v.maxWait},
+			Server: serverConfig{Pool: overloadPool, MaxQueue: v.maxQueue, Shed: v.shed, MaxWait: v.maxWait, QueueDelay: v.delay},
 		})
 	}
 	return all

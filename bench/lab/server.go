@@ -28,6 +28,8 @@ type serverConfig struct {
 	MaxQueue int           // the pool's MaxQueue (0: auto)
 	Shed     bool          // put pool.Shed in front of the pool's /job
 	MaxWait  time.Duration // ShedOptions.MaxWait
+
+	QueueDelay pool.QueueDelay // the pool's QueueDelay
 }
 
 // poolSpec parses "pool2" or "proc1" into an isolation and a worker count.
@@ -59,7 +61,7 @@ func serve(raw string) error {
 		if !ok {
 			return fmt.Errorf("lab server: bad pool %q", cfg.Pool)
 		}
-		p, poolErr = pool.New(pool.Options{Workers: n, MinWorkers: n, MaxQueue: cfg.MaxQueue, Isolation: iso})
+		p, poolErr = pool.New(pool.Options{Workers: n, MinWorkers: n, MaxQueue: cfg.MaxQueue, Isolation: iso, QueueDelay: cfg.QueueDelay})
 		if poolErr == nil {
 			defer p.Close()
 		}
