@@ -79,9 +79,12 @@ func (p *Pool) Options() Options { return p.opts.Options }
 
 // Run submits in to task and waits for its result. It fails at once with
 // ErrQueueFull when the pool is at capacity and with ErrClosed after
-// Shutdown or Close. The task gets ctx; when ctx ends, Run returns ctx's
-// error at once, whether the task was still queued (it then never runs) or
-// already running (it goes on until it returns, keeping its worker busy).
+// Shutdown or Close. The task gets ctx; when ctx ends, Run returns at once:
+// with ctx's error if the task was still queued (it then never runs); if it
+// was running, InProcess with ctx's error (the goroutine goes on until the
+// task returns, keeping its worker busy), Subprocess with an error matching
+// both ErrTerminated and ctx's error (the worker process is killed after
+// TerminateGrace and replaced).
 func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (Out, error) {
 	c := reuseCall(ctx, task, in)
 	if err := p.admit(c, admitNow); err != nil {
