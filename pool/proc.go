@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -97,6 +98,11 @@ func (r *proc) watch(p *cancel.Process) *live {
 			case <-p.Done():
 				return
 			}
+			// Let the worker goroutine run on this thread's P now, before
+			// this goroutine blocks in its next read: a goroutine made
+			// ready just before a blocking system call waits for another
+			// thread to steal it, or for the P to be retaken.
+			runtime.Gosched()
 		}
 	}()
 	return l
