@@ -28,13 +28,16 @@ type proc struct {
 	bg sync.WaitGroup
 }
 
-// live is one started worker process with its reader goroutine.
+// live is one started worker process. Without a TerminateGrace the
+// worker goroutine reads the replies itself (see await); with one, a
+// reader goroutine does, so that the worker goroutine can leave a
+// terminated task's process to its grace without waiting.
 type live struct {
 	proc   *cancel.Process
 	pid    int
 	tasks  map[string]struct{} // from its hello
-	frames chan cancel.Frame   // replies, from the reader
-	gone   chan struct{}       // closed when the reader stops: the process is dying
+	frames chan cancel.Frame   // replies, from the reader; nil without one
+	gone   <-chan struct{}     // closed when the reader stops, or at the reap without a reader: the process is dying
 	served int
 }
 
@@ -70,23 +73,28 @@ func (r *proc) launch() {
 	}()
 }
 
-// watch starts p's reader goroutine, which hands replies to the worker
-// goroutine and closes gone when the channel ends.
+// watch makes p's live and, with a TerminateGrace, starts its reader
+// goroutine, which hands replies to the worker goroutine and closes gone
+// when the channel ends.
 func (r *proc) watch(p *cancel.Process) *live {
 	l := &live{
-		proc:   p,
-		pid:    p.PID(),
-		tasks:  make(map[string]struct{}, len(p.Hello().Tasks)),
-		frames: make(chan cancel.Frame, 1),
-		gone:   make(chan struct{}),
+		proc:  p,
+		pid:   p.PID(),
+		tasks: make(map[string]struct{}, len(p.Hello().Tasks)),
+		gone:  p.Done(),
 	}
 	for _, name := range p.Hello().Tasks {
 		l.tasks[name] = struct{}{}
 	}
+	if r.sp.grace == 0 {
+		return l
+	}
+	gone := make(chan struct{})
+	l.frames, l.gone = make(chan cancel.Frame, 1), gone
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		defer close(l.gone)
+		defer close(gone)
 		for {
 			f, err := p.Conn().ReadFrame()
 			if err != nil {
@@ -149,6 +157,9 @@ func (r *proc) exchange(ctx context.Context, task string, payload []byte) ([]byt
 		return nil, r.crashed(l)
 	}
 	l.served++
+	if l.frames == nil {
+		return r.await(ctx, l, task, id)
+	}
 	for {
 		select {
 		case f := <-l.frames:
@@ -173,6 +184,44 @@ func (r *proc) exchange(ctx context.Context, task string, payload []byte) ([]byt
 			return nil, withCause(ErrTerminated, context.Cause(ctx))
 		}
 	}
+}
+
+// await reads the reply to call id on the worker goroutine, which spares
+// the round trip the hand-off from a reader goroutine. Without a grace,
+// an ended ctx needs no reader anyway: the process is killed at once (by
+// a context.AfterFunc, as terminate would), and the read ends with the
+// channel. The caller has its ErrTerminated from the pool already.
+func (r *proc) await(ctx context.Context, l *live, task string, id uint64) ([]byte, error) {
+	stop := context.AfterFunc(ctx, func() {
+		l.proc.Terminate(0, func() {
+			_ = l.proc.Conn().WriteFrame(cancel.Frame{Kind: kindCancel, ID: id})
+		})
+	})
+	var f cancel.Frame
+	var err error
+	for {
+		f, err = l.proc.Conn().ReadFrame()
+		if err != nil {
+			break
+		}
+		closeFDs(f.FDs) // the pool sends none; don't leak a stray one
+		if f.ID == id {
+			break
+		}
+		// A late reply to an earlier call; not expected, harmless.
+	}
+	if !stop() { // ctx ended: the process is killed, even if it replied
+		r.sp.pool.stats.terminated.Add(1)
+		r.cur = nil
+		r.retireInBackground(l)
+		r.launch()
+		return nil, withCause(ErrTerminated, context.Cause(ctx))
+	}
+	if err != nil {
+		return nil, r.crashed(l)
+	}
+	r.recycle(l)
+	return reply(task, f)
 }
 
 // crashWait is how long a process whose channel ended is given to be
