@@ -189,13 +189,17 @@ func (r *proc) exchange(ctx context.Context, task string, payload []byte) ([]byt
 // await reads the reply to call id on the worker goroutine, which spares
 // the round trip the hand-off from a reader goroutine. Without a grace,
 // an ended ctx needs no reader anyway: the process is killed at once (by
-// a context.AfterFunc, as terminate would), and the read ends with the
-// channel. The caller has its ErrTerminated from the pool already.
+// a context.AfterFunc, as terminate would, which also closes the channel
+// so that the read ends at once). The caller has its ErrTerminated from the pool already.
 func (r *proc) await(ctx context.Context, l *live, task string, id uint64) ([]byte, error) {
 	stop := context.AfterFunc(ctx, func() {
 		l.proc.Terminate(0, func() {
 			_ = l.proc.Conn().WriteFrame(cancel.Frame{Kind: kindCancel, ID: id})
 		})
+		// Unblock the read now rather than when the process is gone: the
+		// kernel takes tens of milliseconds to tear down a big heap, and
+		// the worker goroutine should be starting the replacement.
+		_ = l.proc.Conn().Close()
 	})
 	var f cancel.Frame
 	var err error
