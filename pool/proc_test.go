@@ -382,3 +382,28 @@ func TestSubprocessRefusedInWorkerWithoutMain(t *testing.T) {
 	assert.Nil(t, p)
 	assert.Contains(t, err.Error(), "pool.Main")
 }
+
+// Worker processes follow the same lifecycle as goroutine workers:
+// MinWorkers warm, more on demand up to Workers, the ones above MinWorkers
+// gone after IdleTimeout (their processes with them).
+func TestSubprocessIdleWorkersExit(t *testing.T) {
+	t.Parallel()
+	p, _ := newProcPool(t, pool.Options{Workers: 2, MinWorkers: 1, IdleTimeout: 40 * time.Millisecond})
+	a, err := pool.Submit(context.Background(), p, procSleep, 100*time.Millisecond)
+	require.NoError(t, err)
+	b, err := pool.Submit(context.Background(), p, procPID, struct{}{})
+	require.NoError(t, err)
+	pidB, err := b.Wait()
+	require.NoError(t, err, "a second process serves while the first is busy")
+	assert.Equal(t, 2, p.Stats().Workers)
+	_, err = a.Wait()
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool { return p.Stats().Workers == 1 }, 10*time.Second, 5*time.Millisecond)
+	left, err := pool.Run(context.Background(), p, procPID, struct{}{})
+	require.NoError(t, err, "the warm worker still serves")
+	if left != pidB {
+		require.Eventually(t, func() bool { return syscall.Kill(pidB, 0) != nil }, 10*time.Second, 5*time.Millisecond,
+			"the retired worker's process %d is gone", pidB)
+	}
+}
