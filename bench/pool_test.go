@@ -31,15 +31,10 @@ var (
 	})
 )
 
+// newOffload is an in-process pool of the benchmarks' workers.
 func newOffload(b *testing.B, o pool.Options) *pool.Pool {
 	b.Helper()
-	o.Workers = workers
-	p, err := pool.New(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return newIsolated(b, pool.InProcess, o)
 }
 
 // BenchmarkPoolRun is one submit-and-wait of a trivial task at a time.

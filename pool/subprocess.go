@@ -69,12 +69,11 @@ func newSubprocess(p *Pool, s settings) (*subprocess, error) {
 // encode returns the whole body of the call frame: the header naming the
 // task, then the input's msgpack, so that exchange sends it as it is.
 func (sp *subprocess) encode(task string, in any) (body []byte, err error) {
-	buf := bytes.NewBuffer(make([]byte, 0, 64))
-	head, err := appendCallHeader(buf.Bytes(), task)
+	head, err := appendCallHeader(make([]byte, 0, 64), task)
 	if err != nil {
 		return nil, err
 	}
-	buf.Write(head)
+	buf := bytes.NewBuffer(head) // the input's msgpack goes after the header
 	if err := marshalInto(buf, in); err != nil {
 		return nil, fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
