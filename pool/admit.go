@@ -34,6 +34,13 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		p.stats.rejected.Add(1)
 		return err
 	}
+	// A task that will wait in the queue needs the time it was queued; read
+	// the clock before the lock rather than while holding it, when the
+	// lock-free counters say the task will likely queue.
+	var since int64
+	if p.likelyQueued() {
+		since = now()
+	}
 	p.mu.Lock()
 	if err := p.refuse(ctx); err != nil {
 		p.mu.Unlock()
@@ -49,6 +56,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		if err := p.waitForRoom(ctx); err != nil {
 			return err // waitForRoom has unlocked
 		}
+		since = 0 // the wait for room is not time in the queue
 	} else {
 		p.setInflight(p.inflight + 1)
 	}
@@ -61,7 +69,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		}
 	}
 	j.accept(p, mode&admitWatch != 0)
-	w := p.enqueue(j)
+	w := p.enqueue(j, since)
 	p.mu.Unlock()
 	if w != nil {
 		// Woken after the unlock, so that it doesn't wake into a held lock.
@@ -83,11 +91,19 @@ func (p *Pool) full() bool {
 	return p.opts.capacity >= 0 && p.inflight >= p.opts.capacity
 }
 
+// likelyQueued guesses, without the lock, whether a new task would wait
+// in the queue rather than go to an idle worker: tasks are queued, or
+// every worker is busy. A wrong guess costs only a clock read.
+func (p *Pool) likelyQueued() bool {
+	st := &p.stats
+	return st.queued.Load() > 0 || st.busy.Load() >= st.workers.Load()
+}
+
 // enqueue gives an admitted job to an idle worker, or puts it in the queue
-// and makes sure a worker will take it. It returns the idle worker for the
-// caller to wake once it has released p.mu. p.mu is held and the job's slot is counted in
-// p.inflight.
-func (p *Pool) enqueue(j job) *worker {
+// (as queued at since, or now if since is 0) and makes sure a worker will
+// take it. It returns the idle worker for the caller to wake once it has
+// released p.mu. p.mu is held and the job's slot is counted in p.inflight.
+func (p *Pool) enqueue(j job, since int64) *worker {
 	p.stats.submitted.Store(p.stats.submitted.Load() + 1)
 	var w *worker
 	if n := len(p.idle); n > 0 {
@@ -102,7 +118,10 @@ func (p *Pool) enqueue(j job) *worker {
 			return w
 		}
 	}
-	j.queueLink().since = now()
+	if since == 0 {
+		since = now()
+	}
+	j.queueLink().since = since
 	p.queue.push(j.queueLink())
 	p.stats.queued.Store(int64(p.queue.n))
 	if w != nil {

@@ -19,12 +19,13 @@ type job interface {
 	// begin readies the task's context; the worker calls it under the
 	// pool's lock as it takes the job, so that Close can interrupt it.
 	begin(stop context.Context)
-	// run executes the task on the calling goroutine and keeps its result
-	// for deliver; it reports whether the task returned an error.
-	run() (failed bool)
+	// run executes the task on the calling goroutine and claims the
+	// future for its result (see conclude); it reports whether the task
+	// returned an error and whether the claim was won.
+	run() (failed, won bool)
 	// runRemote is run for a Subprocess worker: the task runs in r's
 	// process, on the input encoded by prepare.
-	runRemote(r runner, codec remote) (failed bool)
+	runRemote(r runner, codec remote) (failed, won bool)
 	// prepare encodes the input for a Subprocess pool, before admission,
 	// so that a value that can't cross fails at once and costs no slot.
 	prepare(codec remote) error
@@ -32,13 +33,9 @@ type job interface {
 	// over to the task, once it is admitted (a rejected call must leave
 	// the caller's Buffers alone). p.mu is held.
 	moveIn() error
-	// discard frees what run handed over for a caller who is gone.
-	discard()
-	// claim reserves the future for run's result and reports whether it
-	// got it (it does not when the caller gave up first); deliver then
-	// hands the result over.
-	claim() bool
-	deliver()
+	// wake wakes the caller of a future that run claimed and filled, once
+	// the worker has done its bookkeeping.
+	wake()
 	// fail resolves the future with err unless it has resolved already,
 	// counting it in tally first, and cancels the task's context if it is
 	// running.
@@ -52,7 +49,7 @@ type job interface {
 type call[In, Out any] struct {
 	Future[Out]
 	link link
-	task Task[In, Out]
+	def  *taskDef[In, Out] // nil for an unregistered task
 	ctx  context.Context // the caller's
 	in   In
 
@@ -66,20 +63,16 @@ type call[In, Out any] struct {
 	// payload is the encoded input, for a Subprocess pool.
 	payload []byte
 
-	// The task's result, from run until deliver.
-	ranOut Out
-	ranErr error
-
 	// refs counts who still holds a recycled call: Run's caller and the
 	// pool (queue or worker). The last to let go puts it back in
-	// task.calls. Submit's calls are never recycled (their Future is the
+	// def.calls. Submit's calls are never recycled (their Future is the
 	// user's) and keep refs at 0.
 	refs atomic.Int32
 }
 
 // newCall returns a call for Submit: its Future belongs to the caller.
 func newCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In, Out] {
-	c := &call[In, Out]{task: t, ctx: ctx, in: in}
+	c := &call[In, Out]{def: t.def, ctx: ctx, in: in}
 	c.link.job = c
 	return c
 }
@@ -87,16 +80,16 @@ func newCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In,
 // reuseCall returns a recycled call for Run, whose caller lets go of it
 // with drop once it has read the result.
 func reuseCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In, Out] {
-	if t.calls == nil {
+	if t.def == nil {
 		return newCall(ctx, t, in) // an unregistered task: admit rejects it
 	}
-	c, _ := t.calls.Get().(*call[In, Out])
+	c, _ := t.def.calls.Get().(*call[In, Out])
 	if c == nil {
 		c = &call[In, Out]{}
 		c.signal = make(chan struct{}, 1)
 		c.link.job = c
 	}
-	c.task, c.ctx, c.in = t, ctx, in
+	c.def, c.ctx, c.in = t.def, ctx, in
 	c.refs.Store(2)
 	return c
 }
@@ -105,16 +98,16 @@ func (c *call[In, Out]) drop() {
 	if c.refs.Load() == 0 || c.refs.Add(-1) != 0 {
 		return
 	}
-	signal, calls := c.signal, c.task.calls
+	signal, def := c.signal, c.def
 	*c = call[In, Out]{}
 	c.signal = signal
 	c.link.job = c
-	calls.Put(c)
+	def.calls.Put(c)
 }
 
 func (c *call[In, Out]) queueLink() *link         { return &c.link }
 func (c *call[In, Out]) context() context.Context { return c.ctx }
-func (c *call[In, Out]) known() bool              { return c.task.fn != nil }
+func (c *call[In, Out]) known() bool              { return c.def != nil }
 
 func (c *call[In, Out]) accept(p *Pool, watch bool) {
 	if watch && c.ctx.Done() != nil {
@@ -136,31 +129,41 @@ func (c *call[In, Out]) begin(stop context.Context) {
 }
 
 func (c *call[In, Out]) moveIn() (err error) {
-	if transfer.CanHold[In]() {
+	if c.def.holdsIn {
 		c.in, err = transfer.HandOver(c.in)
 	}
 	return err
 }
 
-func (c *call[In, Out]) discard() {
-	if transfer.CanHold[Out]() {
-		transfer.ReleaseAll(c.ranOut)
-	}
-}
-
-func (c *call[In, Out]) run() (failed bool) {
-	c.ranOut, c.ranErr = c.invoke()
-	if c.ranErr == nil && transfer.CanHold[Out]() {
+func (c *call[In, Out]) run() (failed, won bool) {
+	out, err := c.invoke()
+	if err == nil && c.def.holdsOut {
 		// Returning a Buffer hands it to the caller.
-		c.ranOut, c.ranErr = transfer.HandOver(c.ranOut)
+		out, err = transfer.HandOver(out)
 	}
-	if transfer.CanHold[In]() {
+	if c.def.holdsIn {
 		// The task owned its input Buffers; those it neither released nor
 		// returned are freed now rather than leak arena space.
 		transfer.ReleaseAll(c.in)
 	}
 	c.finish()
-	return c.ranErr != nil
+	return c.conclude(out, err)
+}
+
+// conclude claims the future for a finished task's result and stores the
+// result in it, for wake to announce once the worker has freed the task's
+// slot; if the caller gave up first, the Buffers the task returned are
+// freed instead. Claiming here rather than at the wake means a ctx that
+// ends between the two finds the task done and gets its result.
+func (c *call[In, Out]) conclude(out Out, err error) (failed, won bool) {
+	if !c.claim() {
+		if c.def.holdsOut {
+			transfer.ReleaseAll(out)
+		}
+		return err != nil, false
+	}
+	c.out, c.err = out, err
+	return err != nil, true
 }
 
 // finish releases what begin and accept set up, once the task has run.
@@ -175,31 +178,29 @@ func (c *call[In, Out]) finish() {
 
 func (c *call[In, Out]) prepare(codec remote) (err error) {
 	if codec != nil {
-		c.payload, err = codec.encode(c.task.name, c.in)
+		c.payload, err = codec.encode(c.def.name, c.in)
 	}
 	return err
 }
 
-func (c *call[In, Out]) runRemote(r runner, codec remote) (failed bool) {
-	body, err := r.exchange(c.runCtx, c.task.name, c.payload)
+func (c *call[In, Out]) runRemote(r runner, codec remote) (failed, won bool) {
+	var out Out
+	body, err := r.exchange(c.runCtx, c.def.name, c.payload)
 	if err == nil {
-		err = codec.decode(c.task.name, body, &c.ranOut)
+		err = codec.decode(c.def.name, body, &out)
 	}
-	c.ranErr = err
 	c.finish()
-	return err != nil
+	return c.conclude(out, err)
 }
-
-func (c *call[In, Out]) deliver() { c.settle(c.ranOut, c.ranErr) }
 
 // invoke runs the task, turning a panic into a *PanicError.
 func (c *call[In, Out]) invoke() (out Out, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Task: c.task.name, Value: v, Stack: debug.Stack()}
+			err = &PanicError{Task: c.def.name, Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return c.task.fn(c.runCtx, c.in)
+	return c.def.fn(c.runCtx, c.in)
 }
 
 func (c *call[In, Out]) fail(err error, tally *atomic.Uint64) bool {

@@ -67,6 +67,12 @@ func (f *Future[Out]) claim() bool { return f.resolved.CompareAndSwap(false, tru
 // successful claim.
 func (f *Future[Out]) settle(out Out, err error) {
 	f.out, f.err = out, err
+	f.wake()
+}
+
+// wake wakes whoever waits for a future whose result is stored. Call it
+// once, after a successful claim.
+func (f *Future[Out]) wake() {
 	if f.signal != nil {
 		f.signal <- struct{}{}
 	} else if p := f.waiter.Swap(resolvedMark); p != nil {

@@ -5,18 +5,35 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/offloadgo/offload/transfer"
 )
 
 // Task is a unit of work registered with Register. Its zero value is not
 // usable: running it fails with ErrUnknownTask.
 type Task[In, Out any] struct {
-	name  string
-	fn    func(context.Context, In) (Out, error)
-	calls *sync.Pool // of *call[In, Out], recycled by Run
+	def *taskDef[In, Out] // nil for the zero Task
 }
 
-// Name returns the name the task was registered under.
-func (t Task[In, Out]) Name() string { return t.name }
+// taskDef is what Register knows of a task. Task points to it, so that a
+// call carries one pointer rather than a copy.
+type taskDef[In, Out any] struct {
+	name  string
+	fn    func(context.Context, In) (Out, error)
+	calls sync.Pool // of *call[In, Out], recycled by Run
+	// holdsIn and holdsOut say whether In and Out can hold a
+	// *transfer.Buffer, worked out once here rather than per call.
+	holdsIn, holdsOut bool
+}
+
+// Name returns the name the task was registered under ("" for the zero
+// Task).
+func (t Task[In, Out]) Name() string {
+	if t.def == nil {
+		return ""
+	}
+	return t.def.name
+}
 
 // entry is the untyped view of a registered task, for worker processes that
 // receive a task by name and its input as bytes.
@@ -51,7 +68,12 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	if _, dup := registry.tasks[name]; dup {
 		panic(fmt.Sprintf("pool: task %q registered twice", name))
 	}
-	t := Task[In, Out]{name: name, fn: fn, calls: new(sync.Pool)}
+	t := Task[In, Out]{def: &taskDef[In, Out]{
+		name:     name,
+		fn:       fn,
+		holdsIn:  transfer.CanHold[In](),
+		holdsOut: transfer.CanHold[Out](),
+	}}
 	registry.tasks[name] = entry{name: name, invoke: func(ctx context.Context, decode func(any) error) (any, error) {
 		var in In
 		if err := decode(&in); err != nil {

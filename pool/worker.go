@@ -96,12 +96,12 @@ func (p *Pool) work(w *worker) {
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		if w.runner != nil {
-			done.failed = j.runRemote(w.runner, p.remote)
+			done.failed, done.won = j.runRemote(w.runner, p.remote)
 		} else {
-			done.failed = j.run()
+			done.failed, done.won = j.run()
 		}
 		done.end = now()
-		p.mu.Lock()
+		p.lockWorker()
 	}
 }
 
@@ -111,6 +111,7 @@ type finished struct {
 	wait       int64 // in the queue
 	start, end int64
 	failed     bool
+	won        bool // the job's future was claimed for its result
 }
 
 // deliver hands a finished job's result to its caller, records it in w's
@@ -120,14 +121,11 @@ func (p *Pool) deliver(w *worker, f finished) {
 	if f.job == nil {
 		return
 	}
-	won := f.job.claim()
 	run := f.end - f.start
-	w.tally.ran(f.wait, run, f.failed, won)
+	w.tally.ran(f.wait, run, f.failed, f.won)
 	p.stats.noteRun(run)
-	if won {
-		f.job.deliver()
-	} else {
-		f.job.discard() // its caller gave up: free the Buffers it returned
+	if f.won {
+		f.job.wake()
 	}
 	f.job.drop()
 }
