@@ -50,7 +50,7 @@ type call[In, Out any] struct {
 	Future[Out]
 	link link
 	def  *taskDef[In, Out] // nil for an unregistered task
-	ctx  context.Context // the caller's
+	ctx  context.Context   // the caller's
 	in   In
 
 	// Set by begin, under the pool's lock.
