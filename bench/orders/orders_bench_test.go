@@ -87,7 +87,6 @@ func benchMode(b *testing.B, md mode, rows int, p *pool.Pool, crossing bool) {
 	}
 	e.m = &meter{}
 	e.untimed = func(f func()) { b.StopTimer(); f(); b.StartTimer() }
-	b.SetBytes(int64(len(data.json)))
 	for b.Loop() {
 		if err := checkedOp(md, e); err != nil {
 			b.Fatal(err)
