@@ -69,14 +69,15 @@ func moveBuffer(e *env) (Summary, error) {
 	return submitAndWait(e, sumBuffer, buf)
 }
 
-// submitAndWait submits in to task and waits for its Summary, metering the
+// submitAndWait submits in to task and waits for its output, metering the
 // caller's busy time: Submit, not the wait.
-func submitAndWait[In any](e *env, task pool.Task[In, Summary], in In) (Summary, error) {
+func submitAndWait[In, Out any](e *env, task pool.Task[In, Out], in In) (Out, error) {
 	e.m.start()
 	defer e.m.end()
 	f, err := pool.Submit(e.ctx, e.pool, task, in)
 	if err != nil {
-		return Summary{}, err
+		var zero Out
+		return zero, err
 	}
 	e.m.park()
 	return f.Wait()
@@ -104,7 +105,7 @@ func rowsBack(e *env) (Summary, error) {
 // check that they did is outside the meter, and outside the timer unless
 // it is free (in process the rows come back as the very same slice).
 func echoRows(e *env) (Summary, error) {
-	rows, err := echo(e, echoOrders, e.data.rows)
+	rows, err := submitAndWait(e, echoOrders, e.data.rows)
 	if err != nil || sameSlice(rows, e.data.rows) {
 		return e.data.want, err
 	}
@@ -116,7 +117,7 @@ func echoRows(e *env) (Summary, error) {
 // echoJSON sends the JSON to a task that returns it as it came, checked
 // as echoRows' rows are.
 func echoJSON(e *env) (Summary, error) {
-	data, err := echo(e, echoBytes, e.data.json)
+	data, err := submitAndWait(e, echoBytes, e.data.json)
 	if err != nil || sameSlice(data, e.data.json) {
 		return e.data.want, err
 	}
@@ -133,20 +134,6 @@ func echoJSON(e *env) (Summary, error) {
 // contents are equal without a look.
 func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// echo submits in to task and waits for it to come back, metering the
-// caller's busy time: Submit, not the wait.
-func echo[T any](e *env, task pool.Task[T, T], in T) (T, error) {
-	e.m.start()
-	defer e.m.end()
-	f, err := pool.Submit(e.ctx, e.pool, task, in)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	e.m.park()
-	return f.Wait()
 }
 
 // errWrongSum is a mode reaching another summary than the generator's.
