@@ -52,13 +52,11 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	} else {
 		p.setInflight(p.inflight + 1)
 	}
-	if p.remote == nil {
-		if err := j.moveIn(); err != nil {
-			p.release()
-			p.mu.Unlock()
-			p.stats.rejected.Add(1)
-			return err
-		}
+	if err := j.moveIn(); err != nil {
+		p.release()
+		p.mu.Unlock()
+		p.stats.rejected.Add(1)
+		return err
 	}
 	j.accept(p, mode&admitWatch != 0)
 	w := p.enqueue(j)

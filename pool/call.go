@@ -23,14 +23,16 @@ type job interface {
 	// for deliver; it reports whether the task returned an error.
 	run() (failed bool)
 	// runRemote is run for a Subprocess worker: the task runs in r's
-	// process, on the input encoded by prepare.
-	runRemote(r runner, codec remote) (failed bool)
-	// prepare encodes the input for a Subprocess pool, before admission,
-	// so that a value that can't cross fails at once and costs no slot.
+	// process, on the input encoded by prepare or, if it can hold
+	// Buffers, encoded by r with its process's Peer.
+	runRemote(r runner) (failed bool)
+	// prepare encodes (or, for an input that can hold Buffers, checks)
+	// the input for a Subprocess pool, before admission, so that a value
+	// that can't cross fails at once and costs no slot.
 	prepare(codec remote) error
-	// moveIn hands the *transfer.Buffers in an in-process task's input
-	// over to the task, once it is admitted (a rejected call must leave
-	// the caller's Buffers alone). p.mu is held.
+	// moveIn hands the *transfer.Buffers in a task's input over to the
+	// call, once it is admitted (a rejected call must leave the caller's
+	// Buffers alone). p.mu is held.
 	moveIn() error
 	// discard frees what run handed over for a caller who is gone.
 	discard()
@@ -174,16 +176,28 @@ func (c *call[In, Out]) finish() {
 }
 
 func (c *call[In, Out]) prepare(codec remote) (err error) {
-	if codec != nil {
+	switch {
+	case codec == nil:
+	case transfer.CanHold[In]():
+		// Encoded at send time by the process's Peer; moveIn hands the
+		// Buffers to the call at admission.
+		err = codec.check(c.task.name, c.in)
+	default:
 		c.payload, err = codec.encode(c.task.name, c.in)
 	}
 	return err
 }
 
-func (c *call[In, Out]) runRemote(r runner, codec remote) (failed bool) {
-	body, err := r.exchange(c.runCtx, c.task.name, c.payload)
-	if err == nil {
-		err = codec.decode(c.task.name, body, &c.ranOut)
+func (c *call[In, Out]) runRemote(r runner) (failed bool) {
+	m := message{task: c.task.name, payload: c.payload, out: &c.ranOut, outMoves: transfer.CanHold[Out]()}
+	if transfer.CanHold[In]() {
+		m.in = c.in
+	}
+	err := r.exchange(c.runCtx, m)
+	if transfer.CanHold[In]() {
+		// Sent Buffers are detached; those never sent (the process did not
+		// start, the send failed) were the call's and are freed.
+		transfer.ReleaseAll(c.in)
 	}
 	c.ranErr = err
 	c.finish()

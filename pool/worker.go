@@ -96,7 +96,7 @@ func (p *Pool) work(w *worker) {
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		if w.runner != nil {
-			done.failed = j.runRemote(w.runner, p.remote)
+			done.failed = j.runRemote(w.runner)
 		} else {
 			done.failed = j.run()
 		}
