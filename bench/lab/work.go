@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/offloadgo/offload/budget"
@@ -36,11 +38,29 @@ func spinItems(ctx context.Context, n int) (uint64, error) {
 }
 
 // chunked runs the same n items through budget.Loop with the given chunk
-// budget, yielding between chunks (and before the first).
-func chunked(ctx context.Context, n int, chunk time.Duration) (uint64, error) {
+// budget, yielding between chunks, and before the first unless yieldAfter:
+// the reference's "yield after each chunk" variant, whose first chunk runs
+// at once in the handler.
+func chunked(ctx context.Context, n int, chunk time.Duration, yieldAfter bool) (uint64, error) {
 	x := uint64(n) | 1
-	_, err := budget.Loop(ctx, n, func(int) { x = mix(x, roundsPerItem) }, budget.Options{Budget: chunk})
+	opts := budget.Options{Budget: chunk, NoYieldFirst: yieldAfter}
+	_, err := budget.Loop(ctx, n, func(int) { x = mix(x, roundsPerItem) }, opts)
 	return x, err
+}
+
+// chunkSpec parses "chunk5" (5 ms chunks, yield before each) and
+// "chunk20after" (20 ms chunks, yield after each).
+func chunkSpec(mode string) (chunk time.Duration, yieldAfter, ok bool) {
+	rest, found := strings.CutPrefix(mode, "chunk")
+	if !found {
+		return 0, false, false
+	}
+	rest, yieldAfter = strings.CutSuffix(rest, "after")
+	ms, err := strconv.Atoi(rest)
+	if err != nil || ms <= 0 {
+		return 0, false, false
+	}
+	return time.Duration(ms) * time.Millisecond, yieldAfter, true
 }
 
 // jobTask is the job as a pool task, for in-process and subprocess pools.
