@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/transfer"
@@ -366,3 +368,85 @@ func resourcesNow(t *testing.T) resources {
 
 // big44Last is the last byte filled(44 MiB, 5) writes.
 const big44Last = byte((5 + (44<<20 - 1)) % 256)
+
+// refuses fails to encode, as a type with its own msgpack encoder may.
+type refuses struct{}
+
+func (refuses) EncodeMsgpack(*msgpack.Encoder) error { return errors.New("refuses to encode") }
+
+type padded struct {
+	Buf *transfer.Buffer
+	Pad []byte
+	R   *refuses
+}
+
+var padLen = pool.Register("test.pad-len", func(_ context.Context, in padded) (int, error) {
+	return len(in.Pad) + in.Buf.Len(), nil
+})
+
+// An input that fails as the process's Peer encodes it at send time fails
+// the task; the Buffers the call owned are freed, whether nothing moved
+// (an encoder's error) or they moved for a frame over MaxPayload (the
+// process is replaced).
+func TestSubprocessSendTimeEncodeFailure(t *testing.T) {
+	// Not parallel: reads the process arena's use.
+	graces(t, func(t *testing.T, o pool.Options) {
+		o.MaxPayload = 4096
+		p, _ := newProcPool(t, o)
+		ctx := testCtx(t)
+		pid, err := pool.Run(ctx, p, workerPID, 0)
+		require.NoError(t, err)
+		base := transfer.Stats().InUse
+
+		b := filled(t, 1<<20, 1)
+		_, err = pool.Run(ctx, p, padLen, padded{Buf: b, R: &refuses{}})
+		require.ErrorContains(t, err, "refuses to encode")
+		assert.True(t, b.Detached(), "the call owned it from admission")
+		assert.Equal(t, base, transfer.Stats().InUse, "freed after the failed send")
+		same, err := pool.Run(ctx, p, workerPID, 0)
+		require.NoError(t, err)
+		assert.Equal(t, pid, same, "nothing moved: the process lives on")
+
+		b = filled(t, 1<<20, 1)
+		_, err = pool.Run(ctx, p, padLen, padded{Buf: b, Pad: make([]byte, 5000)})
+		require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
+		n, err := pool.Run(ctx, p, padLen, padded{Buf: filled(t, 10, 1), Pad: make([]byte, 100)})
+		require.NoError(t, err, "the replacement process serves")
+		assert.Equal(t, 110, n)
+		other, err := pool.Run(ctx, p, workerPID, 0)
+		require.NoError(t, err)
+		assert.NotEqual(t, pid, other, "Buffers moved for an unsendable frame: the process was replaced")
+		require.NoError(t, p.Shutdown(ctx)) // waits for the old process's reap
+		assert.Equal(t, base, transfer.Stats().InUse, "what it was lent is freed")
+	})
+}
+
+// The worker's side of the same: an output over MaxPayload that holds
+// Buffers fails the task, and the process is replaced.
+func TestSubprocessOutputTooLargeWithBuffer(t *testing.T) {
+	t.Parallel()
+	p, _ := newProcPool(t, pool.Options{Workers: 1, MaxPayload: 4096})
+	ctx := testCtx(t)
+	pid, err := pool.Run(ctx, p, workerPID, 0)
+	require.NoError(t, err)
+	_, err = pool.Run(ctx, p, bigBundle, 5000)
+	require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
+	other, err := pool.Run(ctx, p, workerPID, 0)
+	require.NoError(t, err)
+	assert.NotEqual(t, pid, other)
+	out, err := pool.Run(ctx, p, bigBundle, 10)
+	require.NoError(t, err)
+	assert.Equal(t, "xxxxxxxxxx", out.Name)
+	require.Len(t, out.Parts, 1)
+	assert.Equal(t, 64, out.Parts[0].Len())
+	out.Parts[0].Release()
+}
+
+// bigBundle returns a bundle named with n bytes and a Buffer of 64.
+var bigBundle = pool.Register("test.big-bundle", func(_ context.Context, n int) (bundle, error) {
+	b, err := transfer.NewBuffer(64)
+	if err != nil {
+		return bundle{}, err
+	}
+	return bundle{Name: strings.Repeat("x", n), Parts: []*transfer.Buffer{b}}, nil
+})
