@@ -121,6 +121,7 @@ func (p *Pool) abandon(j job, err error) {
 	if dequeued {
 		p.stats.queued.Store(int64(p.queue.n))
 		p.release()
+		j.dropInput() // before the caller hears of it
 	} else if p.remote != nil {
 		err = withCause(ErrTerminated, err) // its worker process is killed
 	}

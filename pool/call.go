@@ -36,6 +36,10 @@ type job interface {
 	moveIn() error
 	// discard frees what run handed over for a caller who is gone.
 	discard()
+	// dropInput frees the Buffers moveIn handed to a job that leaves the
+	// queue without running (its caller gave up, the pool closed, or
+	// QueueDelay shed it); nobody else would. p.mu is held.
+	dropInput()
 	// claim reserves the future for run's result and reports whether it
 	// got it (it does not when the caller gave up first); deliver then
 	// hands the result over.
@@ -142,6 +146,12 @@ func (c *call[In, Out]) moveIn() (err error) {
 		c.in, err = transfer.HandOver(c.in)
 	}
 	return err
+}
+
+func (c *call[In, Out]) dropInput() {
+	if transfer.CanHold[In]() {
+		transfer.ReleaseAll(c.in)
+	}
 }
 
 func (c *call[In, Out]) discard() {

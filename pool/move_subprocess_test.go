@@ -450,3 +450,38 @@ var bigBundle = pool.Register("test.big-bundle", func(_ context.Context, n int) 
 	}
 	return bundle{Name: strings.Repeat("x", n), Parts: []*transfer.Buffer{b}}, nil
 })
+
+// A call that leaves the queue without running — its caller gave up, or
+// the pool closed — frees the Buffers it was handed at admission.
+func TestQueuedBufferFreedWhenDropped(t *testing.T) {
+	// Not parallel: reads the process arena's use.
+	for _, iso := range []pool.Isolation{pool.InProcess, pool.Subprocess} {
+		t.Run(iso.String(), func(t *testing.T) {
+			p := newPool(t, pool.Options{Isolation: iso, Workers: 1})
+			base := transfer.Stats().InUse
+			release := make(chan struct{})
+			defer close(release)
+			busy, err := pool.Submit(testCtx(t), p, nap, time.Minute)
+			require.NoError(t, err)
+
+			ctx, cancel := context.WithCancel(testCtx(t))
+			b := filled(t, 1<<20, 1)
+			f, err := pool.Submit(ctx, p, inspect, b)
+			require.NoError(t, err)
+			assert.True(t, b.Detached(), "handed to the call at admission")
+			cancel()
+			_, err = f.Wait()
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, base, transfer.Stats().InUse, "an abandoned call frees its input")
+
+			queued, err := pool.Submit(testCtx(t), p, inspect, filled(t, 1<<20, 2))
+			require.NoError(t, err)
+			p.Close()
+			_, err = queued.Wait()
+			require.ErrorIs(t, err, pool.ErrClosed)
+			_, err = busy.Wait()
+			require.Error(t, err)
+			assert.Equal(t, base, transfer.Stats().InUse, "a call dropped by Close frees its input")
+		})
+	}
+}

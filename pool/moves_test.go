@@ -45,6 +45,7 @@ func TestMovesCorrupt(t *testing.T) {
 		"size zero":     appendMoves(nil, moves{segs: []segmentMeta{{size: 0}}}),
 		"huge size":     appendMoves(nil, moves{segs: []segmentMeta{{size: maxSegmentBytes + 1}}}),
 		"truncated seg": {0, 1, 1, 2, 0, 0, 0, 3},
+		"long uvarint":  {0, 0x80, 0, 0, 0, 0, 0, 4},
 	} {
 		nfds := 0
 		if name == "size zero" || name == "huge size" || name == "truncated seg" {
