@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"os"
 	"syscall"
 	"testing"
@@ -161,3 +162,56 @@ func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
 func dupFD(f *os.File) (int, error) {
 	return syscall.Dup(int(f.Fd()))
 }
+
+// The worker's serve loop decodes a flagged call with its Peer, and answers
+// a call whose trailer it can't use with an error that asks to be retired.
+func TestServeMoves(t *testing.T) {
+	t.Parallel()
+	parent, worker, err := cancel.NewPair(0)
+	require.NoError(t, err)
+	defer parent.Close()
+	code := make(chan int, 1)
+	go func() {
+		code <- serve(worker)
+		worker.Close()
+	}()
+	_, err = parent.ReadFrame() // the hello
+	require.NoError(t, err)
+	link := newPeerLink(parent.MaxFrame())
+	defer link.close()
+
+	sp := &subprocess{maxPayload: 1 << 20}
+	body, segs, _, err := sp.encodeMoving(link.peer, "proc.internal.add", [2]int{2, 3})
+	require.NoError(t, err)
+	f := cancel.Frame{Kind: kindCall, ID: 1, Body: body}
+	require.NoError(t, link.seal(&f, segs, false, true))
+	assert.Equal(t, kindCall|kindMoves, f.Kind)
+	require.NoError(t, parent.WriteFrame(f))
+	got, err := parent.ReadFrame()
+	require.NoError(t, err)
+	kind, out, broken, err := link.open(got)
+	require.NoError(t, err)
+	assert.False(t, broken)
+	assert.Equal(t, kindResult, kind)
+	var sum int
+	require.NoError(t, sp.decode("proc.internal.add", out, &sum, link.peer))
+	assert.Equal(t, 5, sum)
+
+	bad := cancel.Frame{Kind: kindCall | kindMoves, ID: 2, Body: append(append([]byte{}, body...), 0xee, 0, 0, 0, 1)}
+	require.NoError(t, parent.WriteFrame(bad))
+	got, err = parent.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), got.ID)
+	kind, out, broken, err = link.open(got)
+	require.NoError(t, err)
+	assert.True(t, broken, "the worker asks to be retired")
+	assert.Equal(t, kindError, kind)
+	assert.Contains(t, string(out), "corrupt moves trailer")
+
+	parent.Close()
+	assert.Equal(t, 0, <-code)
+}
+
+var _ = Register("proc.internal.add", func(_ context.Context, in [2]int) (int, error) {
+	return in[0] + in[1], nil
+})
