@@ -207,6 +207,11 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	switch {
 	case panicked != nil:
 		return failed(kindPanic, panicBody(panicked.value, panicked.stack))
+	case err != nil && moved && in == nil:
+		// The input did not decode: references past the failure were
+		// never read, so the pool would keep them lent. Retired, the
+		// process gives them all back at once.
+		return output{kind: kindError, body: []byte(err.Error()), broken: true}
 	case err != nil:
 		return failed(kindError, []byte(err.Error()))
 	}
@@ -234,7 +239,8 @@ type recovered struct {
 // panic on the task's own goroutine (one on a goroutine the task started
 // can't be recovered: it ends the process, which the pool reports). With
 // a Peer the input is decoded by it, its references becoming Buffers; in
-// is the decoded input, for the caller to release what the task kept.
+// is the decoded input, for the caller to release what the task kept, or
+// nil if it did not decode.
 func invokeEntry(ctx context.Context, e entry, input []byte, peer *transfer.Peer) (out, in any, err error, p *recovered) {
 	defer func() {
 		if v := recover(); v != nil {

@@ -485,3 +485,40 @@ func TestQueuedBufferFreedWhenDropped(t *testing.T) {
 		})
 	}
 }
+
+// undecodable refuses to decode, as a type with its own decoder may.
+type undecodable struct{ V int }
+
+func (u *undecodable) DecodeMsgpack(*msgpack.Decoder) error { return errors.New("refuses to decode") }
+
+var undecodableFirst = pool.Register("test.undecodable-first", func(_ context.Context, in struct {
+	U undecodable
+	B *transfer.Buffer
+}) (int, error) {
+	return 0, nil
+})
+
+// An input that fails to decode in the worker after moving — the Buffer
+// after the failure is never read there — fails the task, and the process
+// is replaced so that the Buffer is freed, not lent forever.
+func TestSubprocessUndecodableInputFreesBuffers(t *testing.T) {
+	// Not parallel: reads the process arena's use.
+	graces(t, func(t *testing.T, o pool.Options) {
+		p, _ := newProcPool(t, o)
+		ctx := testCtx(t)
+		pid, err := pool.Run(ctx, p, workerPID, 0)
+		require.NoError(t, err)
+		base := transfer.Stats().InUse
+		in := struct {
+			U undecodable
+			B *transfer.Buffer
+		}{B: filled(t, 1<<20, 1)}
+		_, err = pool.Run(ctx, p, undecodableFirst, in)
+		require.ErrorContains(t, err, "refuses to decode")
+		other, err := pool.Run(ctx, p, workerPID, 0)
+		require.NoError(t, err)
+		assert.NotEqual(t, pid, other, "the process was replaced")
+		require.NoError(t, p.Shutdown(ctx))
+		assert.Equal(t, base, transfer.Stats().InUse, "the Buffer it never read is freed")
+	})
+}

@@ -230,7 +230,11 @@ func (r *proc) receive(l *live, m message, f cancel.Frame, dying bool) error {
 		if m.outMoves {
 			peer = l.link.peer
 		}
-		err = r.sp.decode(m.task, body, m.out, peer)
+		if err = r.sp.decode(m.task, body, m.out, peer); err != nil && peer != nil {
+			// References past the failure were never read: the worker
+			// would keep them lent. Retiring it frees them.
+			broken = true
+		}
 	}
 	switch {
 	case dying || broken:
