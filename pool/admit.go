@@ -101,6 +101,9 @@ func (p *Pool) enqueue(j job) *worker {
 		}
 	}
 	j.queueLink().since = now()
+	if p.queue.n == 0 {
+		p.lastEmpty = j.queueLink().since // empty until now, for QueueDelay
+	}
 	p.queue.push(j.queueLink())
 	p.stats.queued.Store(int64(p.queue.n))
 	if w != nil {

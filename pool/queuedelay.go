@@ -2,52 +2,114 @@ package pool
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
 // QueueDelay is controlled-delay queue management, as in Facebook's "Fail
-// at Scale" (after CoDel): a queue that drains now and then is absorbing a
-// burst and may hold a task up to Interval; a queue that has not been empty
-// for a whole Interval is standing — the load exceeds what the workers do —
-// and a task that waited longer than Target there is failed instead of run.
-// Its caller (who may well have given up already) gets an error matching
-// ErrQueueFull, which WriteError answers with 503.
+// at Scale" (after CoDel): a queue that has been empty within the last
+// Interval is absorbing a burst and may hold a task up to Interval; a queue
+// that has not been empty for a whole Interval is standing — the load
+// exceeds what the workers do — and a task that waited longer than Target
+// there is failed instead of run. Its caller (who may well have given up
+// already) gets an error matching ErrQueueFull, which WriteError answers
+// with 503.
+//
+// The limits are fixed (Target, Interval), or scale with the pool's own
+// tasks (TargetRuns, IntervalRuns), or both: the larger applies. The unit
+// of the scaled ones is the time the pool takes to finish one task when
+// every worker is busy, its recent average run time ÷ Workers — the same
+// unit Shed predicts waits in. Until a task has finished there is no unit
+// and only the fixed limits apply; with none set, nothing is failed.
 //
 // The trade-off: without it, a standing queue serves every task late, each
 // after the full queue wait; with it, the oldest tasks are dropped so that
 // the newer ones, whose callers still wait, run while they matter. Work is
 // lost either way under overload; QueueDelay loses the work nobody wants.
+// A short Target keeps the wait of what runs short but, once it is below
+// about one task's drain time, leaves workers idle while work is offered
+// (nothing young enough is queued); a long Interval absorbs longer bursts
+// but lets a standing queue serve late for longer before it is detected.
+// DefaultQueueDelay is the measured compromise.
 //
-// DefaultQueueDelay holds the paper's values; the zero value disables it.
+// The zero value disables it.
 type QueueDelay struct {
-	Target   time.Duration // the longest wait in a standing queue
-	Interval time.Duration // the longest wait otherwise, and the window for "standing"
+	// Target is the longest wait in a standing queue.
+	Target time.Duration
+	// Interval is the longest wait otherwise, and the window for
+	// "standing".
+	Interval time.Duration
+	// TargetRuns and IntervalRuns raise Target and Interval to that many
+	// drain times of one task (RecentRunTime ÷ Workers), when larger.
+	TargetRuns, IntervalRuns float64
 }
 
-// DefaultQueueDelay is Fail at Scale's setting: 5 ms target, 100 ms interval.
-var DefaultQueueDelay = QueueDelay{Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond}
+// DefaultQueueDelay is measured with the lab's overload phases (0.5× to
+// 10× a one-worker pool's capacity and back; go run ./bench/lab -sweep)
+// for 200 ms and 10 ms CPU jobs; see the README's QueueDelay table. In a
+// standing queue a task may wait one task's drain time, or 5 ms if that is
+// longer: below one drain time the worker often finds nothing young enough
+// and idles while work is offered (Fail at Scale's 5 ms alone kept 60% of
+// capacity for 200 ms jobs); much above it the wait of what runs grows with
+// no gain in goodput. A queue counts as standing once it has not been
+// empty for four drain times, or 100 ms if that is longer, so that a
+// Poisson burst at or below capacity is not cut.
+var DefaultQueueDelay = QueueDelay{
+	Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond,
+	TargetRuns: 1, IntervalRuns: 4,
+}
 
-func (q QueueDelay) enabled() bool { return q.Interval > 0 }
+func (q QueueDelay) enabled() bool { return q != QueueDelay{} }
 
 func (q QueueDelay) check() error {
-	if q == (QueueDelay{}) {
+	if !q.enabled() {
 		return nil
 	}
-	if q.Target <= 0 || q.Interval < q.Target {
-		return fmt.Errorf("pool: QueueDelay %+v: want 0 < Target <= Interval", q)
+	bad := func(f float64) bool { return f < 0 || math.IsNaN(f) || math.IsInf(f, 0) }
+	switch {
+	case q.Target < 0 || q.Interval < 0 || bad(q.TargetRuns) || bad(q.IntervalRuns):
+		return fmt.Errorf("pool: QueueDelay %+v: negative or not finite", q)
+	case q.Target == 0 && q.TargetRuns == 0, q.Interval == 0 && q.IntervalRuns == 0:
+		return fmt.Errorf("pool: QueueDelay %+v: want a Target (or TargetRuns) and an Interval (or IntervalRuns)", q)
+	case q.Interval > 0 && q.Target > q.Interval, q.IntervalRuns > 0 && q.TargetRuns > q.IntervalRuns:
+		return fmt.Errorf("pool: QueueDelay %+v: want Target <= Interval and TargetRuns <= IntervalRuns", q)
 	}
 	return nil
 }
 
+// limits are the target and interval in force when one task takes unit to
+// drain (0: not known yet). A zero interval means fail nothing.
+func (q QueueDelay) limits(unit time.Duration) (target, interval time.Duration) {
+	scaled := func(fixed time.Duration, runs float64) time.Duration {
+		return max(fixed, time.Duration(runs*float64(unit)))
+	}
+	target, interval = scaled(q.Target, q.TargetRuns), scaled(q.Interval, q.IntervalRuns)
+	if target <= 0 {
+		return 0, 0
+	}
+	return target, max(interval, target)
+}
+
 // overdue reports whether a task queued since since is to be failed at
-// time t, given when the queue was last empty.
-func (q QueueDelay) overdue(since, t, lastEmpty int64) (time.Duration, bool) {
+// time t, given when the queue was last empty and one task's drain time,
+// and the limit that applied.
+func (q QueueDelay) overdue(since, t, lastEmpty int64, unit time.Duration) (time.Duration, bool) {
+	target, interval := q.limits(unit)
+	if interval <= 0 {
+		return 0, false
+	}
 	waited := time.Duration(t - since)
-	limit := q.Interval
-	if time.Duration(t-lastEmpty) > q.Interval {
-		limit = q.Target // the queue is standing
+	limit := interval
+	if time.Duration(t-lastEmpty) > interval {
+		limit = target // the queue is standing
 	}
 	return limit, waited > limit
+}
+
+// overdue is QueueDelay.overdue for this pool's queue now. p.mu is held.
+func (p *Pool) overdue(since, t int64) (time.Duration, bool) {
+	unit := time.Duration(p.stats.recentRun.Load() / int64(max(1, p.opts.Workers)))
+	return p.opts.QueueDelay.overdue(since, t, p.lastEmpty, unit)
 }
 
 // errOverdue is the error of a task failed by QueueDelay.

@@ -151,7 +151,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 		}
 		p.stats.queued.Store(int64(p.queue.n))
 		if qd.enabled() {
-			if limit, late := qd.overdue(l.since, start, p.lastEmpty); late {
+			if limit, late := p.overdue(l.since, start); late {
 				p.shedOverdue(l.job, time.Duration(start-l.since), limit)
 				continue
 			}
