@@ -1,6 +1,6 @@
 // Command lab replays the reference page's experiment on offload and
 // extends it to overload: a server in its own process with /fast and
-// /job?mode=inline|chunkN|chunkNafter|poolN|procN, an open-loop Poisson
+// /job?mode=inline|chunkN[after|sleep]|poolN|procN, an open-loop Poisson
 // load generator (latency from each request's intended send time, so a
 // stalled server can't hide behind a stalled client), and one table row per
 // scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput.

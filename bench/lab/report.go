@@ -178,15 +178,17 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 }
 
 // recovery is how long after from the last bad job answer (not 200, or
-// slower than two jobs' time) arrived, for jobs sent from then on; 0 when
+// slower than two jobs' time, or than 100 ms for short jobs, whose Poisson
+// bursts queue a few at 0.5x) arrived, for jobs sent from then on; 0 when
 // every job sent after from was answered well.
 func recovery(samples []sample, from, jobTime time.Duration) time.Duration {
+	slow := max(2*jobTime, 100*time.Millisecond)
 	var last time.Duration
 	for _, s := range samples {
 		if s.Stream != "job" || s.At < from {
 			continue
 		}
-		if s.Status != 200 || s.Latency > 2*jobTime {
+		if s.Status != 200 || s.Latency > slow {
 			last = max(last, s.At+s.Latency-from)
 		}
 	}

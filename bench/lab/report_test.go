@@ -77,21 +77,24 @@ func TestChunkSpec(t *testing.T) {
 		mode       string
 		chunk      time.Duration
 		yieldAfter bool
+		sleep      bool
 		ok         bool
 	}{
-		{"chunk5", 5 * time.Millisecond, false, true},
-		{"chunk20after", 20 * time.Millisecond, true, true},
-		{"chunk0", 0, false, false},
-		{"chunkafter", 0, false, false},
-		{"chunk-1", 0, false, false},
-		{"inline", 0, false, false},
+		{"chunk5", 5 * time.Millisecond, false, false, true},
+		{"chunk20after", 20 * time.Millisecond, true, false, true},
+		{"chunk5sleep", 5 * time.Millisecond, false, true, true},
+		{"chunk0", 0, false, false, false},
+		{"chunkafter", 0, false, false, false},
+		{"chunk-1", 0, false, false, false},
+		{"inline", 0, false, false, false},
 	}
 	for _, tt := range tests {
-		chunk, yieldAfter, ok := chunkSpec(tt.mode)
+		opts, ok := chunkSpec(tt.mode)
 		assert.Equal(t, tt.ok, ok, tt.mode)
 		if ok {
-			assert.Equal(t, tt.chunk, chunk, tt.mode)
-			assert.Equal(t, tt.yieldAfter, yieldAfter, tt.mode)
+			assert.Equal(t, tt.chunk, opts.Budget, tt.mode)
+			assert.Equal(t, tt.yieldAfter, opts.NoYieldFirst, tt.mode)
+			assert.Equal(t, tt.sleep, opts.Yield != nil, tt.mode)
 		}
 	}
 }

@@ -99,12 +99,12 @@ func serve(raw string) error {
 		mode := r.URL.Query().Get("mode")
 		var out uint64
 		var err error
-		chunk, yieldAfter, isChunked := chunkSpec(mode)
+		chunking, isChunked := chunkSpec(mode)
 		switch {
 		case mode == "inline":
 			out, err = spinItems(context.Background(), cfg.Items)
 		case isChunked:
-			out, err = chunked(r.Context(), cfg.Items, chunk, yieldAfter)
+			out, err = chunked(r.Context(), cfg.Items, chunking)
 		case mode == cfg.Pool:
 			if poolErr != nil {
 				http.Error(w, poolErr.Error(), http.StatusNotImplemented)

@@ -24,22 +24,19 @@ type sweepSetting struct {
 }
 
 // sweepSettings are the settings -sweep compares for jobs of jobTime:
-// none, the paper's constants, and limits in multiples of the job's run
-// time (a standing queue's target, and the interval).
+// none, the paper's constants, and limits in drain times of one task (here
+// the job's run time: one worker) above the paper's constants as floors,
+// the shape of DefaultQueueDelay; last, DefaultQueueDelay itself.
 func sweepSettings(jobTime time.Duration) []sweepSetting {
-	out := []sweepSetting{
-		{"off", pool.QueueDelay{}},
-		{"5ms/100ms (Fail at Scale)", pool.QueueDelay{Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond}},
+	paper := pool.QueueDelay{Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond}
+	out := []sweepSetting{{"off", pool.QueueDelay{}}, {"5ms/100ms (Fail at Scale)", paper}}
+	for _, m := range []struct{ target, interval float64 }{{0.5, 2}, {1, 4}, {2, 8}} {
+		d := paper
+		d.TargetRuns, d.IntervalRuns = m.target, m.interval
+		target, interval := max(d.Target, time.Duration(m.target*float64(jobTime))), max(d.Interval, time.Duration(m.interval*float64(jobTime)))
+		out = append(out, sweepSetting{fmt.Sprintf("%g/%g runs, floors 5ms/100ms (%v/%v)", m.target, m.interval, target, interval), d})
 	}
-	for _, m := range []struct{ target, interval float64 }{{0.5, 2}, {1, 2}, {1, 4}, {2, 4}, {2, 8}} {
-		d := pool.QueueDelay{
-			Target:   time.Duration(m.target * float64(jobTime)),
-			Interval: time.Duration(m.interval * float64(jobTime)),
-		}
-		out = append(out, sweepSetting{fmt.Sprintf("%g/%g runs (%v/%v)", m.target, m.interval, d.Target, d.Interval), d})
-	}
-	out = append(out, sweepSetting{"pool.DefaultQueueDelay", pool.DefaultQueueDelay})
-	return out
+	return append(out, sweepSetting{"pool.DefaultQueueDelay", pool.DefaultQueueDelay})
 }
 
 // sweepScenarios are the overload scenarios of -sweep.
@@ -79,8 +76,9 @@ func printSweep(w io.Writer, rows []row, capacity float64) {
 		return
 	}
 	fmt.Fprintf(w, "\n== sweep summary: goodput as %% of capacity per phase; p99 job = slowest accepted-job p99 at 2x-10x;\n"+
-		"   lost <=1x = jobs dropped by QueueDelay or timed out while offered at most capacity (of those sent)\n")
-	cols := []string{"good 0.5x", "good 1x", "good 2x", "good 5x", "good 10x", "good back", "p99 job", "lost <=1x", "recover"}
+		"   lost <=1x = jobs dropped by QueueDelay or timed out in the phases before the overload (of those sent);\n"+
+		"   lag max = the latest the generator sent a request: over 50 ms the machine stalled and the line means little\n")
+	cols := []string{"good 0.5x", "good 1x", "good 2x", "good 5x", "good 10x", "good back", "p99 job", "lost <=1x", "recover", "lag max"}
 	width := 0
 	for _, l := range lines {
 		width = max(width, len(l.group))
@@ -91,17 +89,20 @@ func printSweep(w io.Writer, rows []row, capacity float64) {
 		var cells []string
 		var p99 time.Duration
 		lost, sent := 0, 0
-		recovered := time.Duration(-1)
+		recovered, lag := time.Duration(-1), time.Duration(0)
+		beforeOverload := true
 		for i, r := range l.rows {
 			if r.NA != "" {
 				continue
 			}
+			lag = max(lag, r.LagMax)
 			cells = append(cells, fmt.Sprintf("%.0f%%", 100*r.Goodput/capacity))
 			m := overloadPhases[min(i, len(overloadPhases)-1)]
 			if m >= 2 && i < len(l.rows)-1 && r.Job.N > 0 {
 				p99 = max(p99, r.Job.P99)
 			}
-			if m <= 1 {
+			beforeOverload = beforeOverload && m <= 1
+			if beforeOverload {
 				lost += r.Dropped + r.Errors
 				sent += r.Jobs
 			}
@@ -115,6 +116,10 @@ func printSweep(w io.Writer, rows []row, capacity float64) {
 		cells = append(cells, ms(p99), fmt.Sprintf("%d/%d", lost, sent), "-")
 		if recovered >= 0 {
 			cells[len(cells)-1] = ms(recovered)
+		}
+		cells = append(cells, ms(lag))
+		if lag > stallLag {
+			cells = append(cells, "(stalled machine: rerun)")
 		}
 		printCells(w, cells)
 	}

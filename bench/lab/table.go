@@ -9,7 +9,12 @@ import (
 
 // columns of the main table; every latency is in milliseconds.
 var columns = []string{"p50 fast", "p99 fast", "p99 range", "max fast", "p50 job", "p99 job", "max job",
-	"jobs", "503s", "503 max", "dropped", "errors", "goodput/s", "gor", "heap MiB", "run p50", "recover"}
+	"jobs", "503s", "503 max", "dropped", "errors", "goodput/s", "gor", "heap MiB", "run p50", "recover", "note"}
+
+// stallLag is how late the generator must send a request for a row to be
+// marked: the load generator itself did not run, so the whole machine was
+// busy elsewhere and the row says little about offload.
+const stallLag = 50 * time.Millisecond
 
 // printTable prints one section per group, then where Shed's 503s spent
 // their time.
@@ -42,6 +47,9 @@ func printTable(w io.Writer, rows []row) {
 		}
 		if r.Recovered >= 0 {
 			cells[len(cells)-1] = ms(r.Recovered)
+		}
+		if r.LagMax > stallLag {
+			cells = append(cells, "stalled: a request sent "+ms(r.LagMax)+" ms late")
 		}
 		if r.ShedNoRA > 0 {
 			cells[8] += fmt.Sprintf("(%d no Retry-After)", r.ShedNoRA)
@@ -94,8 +102,12 @@ func displayName(r row) string {
 	return r.Name
 }
 
-// shortGroup is "overload (c)" for "overload (c): MaxQueue ...".
+// shortGroup is "overload (c)" for "overload (c): MaxQueue ...", and
+// "sweep off" for "sweep 200ms jobs, MaxQueue 8: QueueDelay off".
 func shortGroup(g string) string {
+	if _, setting, ok := strings.Cut(g, "QueueDelay "); ok && strings.HasPrefix(g, "sweep ") {
+		return "sweep " + setting
+	}
 	short, _, _ := strings.Cut(g, ":")
 	return short
 }
