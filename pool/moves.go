@@ -20,10 +20,12 @@ var _ [cancel.KindReserved - (kindMoves | kindUnknown)]struct{}
 
 // moves is what a frame's trailer says about Buffer traffic.
 type moves struct {
-	// broken says the sender's Peer moved Buffers for a message it could
-	// not send (over MaxPayload, too many new segments): the books of the
-	// two Peers no longer agree, so the connection must not be used for
-	// more calls. The parent retires the worker process after this frame.
+	// broken says the books of the two Peers no longer agree: the
+	// worker's Peer moved Buffers for an output it could not send (over
+	// MaxPayload, too many new segments), or it could not read the call
+	// (a bad trailer, an input that did not decode, leaving references
+	// unread). The parent retires the worker process after this frame;
+	// closing its Peer after the reap frees whatever is still lent.
 	broken bool
 	// segs describe the frame's descriptors, in order.
 	segs []segmentMeta
