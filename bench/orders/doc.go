@@ -3,10 +3,11 @@
 // rows of JSON orders decoded and summed when the work stays on the caller,
 // when the JSON bytes are sent to a worker, when a transfer.Buffer holding
 // them is moved to a worker, and in the trap, when the worker decodes and
-// sends every row back. Nothing imports it; it is all benchmarks and the
+// sends every row back; and the boundary's own cost, rows or their JSON
+// sent to a task that returns them as they came. Nothing imports it; it is all benchmarks and the
 // tests that keep them honest:
 //
-//	go test ./bench/orders -run '^$' -bench . -benchmem -count 6 -timeout 30m
+//	go test ./bench/orders -run '^$' -bench . -benchmem -count 6 -timeout 60m
 //
 // Each benchmark reports, beside ns/op (the caller's wall time for one op):
 //

@@ -17,7 +17,8 @@ type env struct {
 	m    *meter
 	// untimed runs f outside the benchmark's timer and meter: mode (3)
 	// fills its Buffer there, as a caller that produced the bytes in a
-	// Buffer in the first place would not pay for a copy into one.
+	// Buffer in the first place would not pay for a copy into one, and
+	// the echo modes check what came back there.
 	untimed func(f func())
 }
 

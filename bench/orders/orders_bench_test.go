@@ -11,9 +11,9 @@ import (
 
 // The two tables of the reference page, in one run:
 //
-//	flock /tmp/offload-bench.lock go test ./bench/orders -run '^$' -bench Orders \
+//	flock /tmp/offload-bench.lock go test ./bench/orders -run '^$' -bench . \
 //	    -benchmem -count 6 -timeout 60m > orders.txt
-//	benchstat -row .name -col /isolation orders.txt
+//	benchstat -row /rows,/mode -col /isolation -filter .name:Orders orders.txt
 
 // sizes are the page's row counts.
 var sizes = []int{1_000, 50_000, 250_000}
