@@ -4,8 +4,8 @@
 // when the JSON bytes are sent to a worker, when a transfer.Buffer holding
 // them is moved to a worker, and in the trap, when the worker decodes and
 // sends every row back; and the boundary's own cost, rows or their JSON
-// sent to a task that returns them as they came. Nothing imports it; it is all benchmarks and the
-// tests that keep them honest:
+// sent to a task that returns them as they came. Nothing imports it; it is
+// all benchmarks and the tests that keep them honest:
 //
 //	go test ./bench/orders -run '^$' -bench . -benchmem -count 6 -timeout 60m
 //
