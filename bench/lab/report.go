@@ -178,11 +178,13 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 }
 
 // recovery is how long after from the last bad job answer (not 200, or
-// slower than two jobs' time, or than 100 ms for short jobs, whose Poisson
-// bursts queue a few at 0.5x) arrived, for jobs sent from then on; 0 when
-// every job sent after from was answered well.
+// slower than four jobs' time, or than 100 ms for short jobs) arrived, for
+// jobs sent from then on; 0 when every job sent after from was answered
+// well. Four, not one or two: fresh Poisson arrivals at 0.5x capacity
+// queue one or two behind each other often, but seldom four, while the
+// backlog left by an overload makes them wait far longer or time out.
 func recovery(samples []sample, from, jobTime time.Duration) time.Duration {
-	slow := max(2*jobTime, 100*time.Millisecond)
+	slow := max(4*jobTime, 100*time.Millisecond)
 	var last time.Duration
 	for _, s := range samples {
 		if s.Stream != "job" || s.At < from {

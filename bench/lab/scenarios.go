@@ -34,10 +34,11 @@ const (
 	overloadMaxWait  = 400 * time.Millisecond
 )
 
-// overloadQueueDelay backs Shed's prediction in (c): a task that an early,
-// optimistic prediction let in is dropped once it has waited MaxWait in a
-// queue that has not drained for two MaxWaits.
-var overloadQueueDelay = pool.QueueDelay{Target: overloadMaxWait, Interval: 2 * overloadMaxWait}
+// overloadQueueDelay backs Shed's prediction in (c): pool.DefaultQueueDelay,
+// which for one worker and 200 ms jobs drops a task that waited 400 ms in a
+// queue not empty for 800 ms, so that one an early, optimistic prediction
+// let in does not wait much past MaxWait.
+var overloadQueueDelay = pool.DefaultQueueDelay
 
 // scenarios is the lab's table, in order; overloadPool ("pool1" or
 // "proc1") is the overload scenarios' pool.
@@ -83,7 +84,7 @@ func scenarios(overloadPool string) []scenario {
 	}{
 		{"overload (a): unbounded queue, no Shed", pool.Unbounded, false, 0, pool.QueueDelay{}},
 		{fmt.Sprintf("overload (b): MaxQueue %d, Shed on queue full only", overloadMaxQueue), overloadMaxQueue, true, 0, pool.QueueDelay{}},
-		{fmt.Sprintf("overload (c): MaxQueue %d, Shed MaxWait %v, QueueDelay %v/%v", overloadMaxQueue, overloadMaxWait, overloadQueueDelay.Target, overloadQueueDelay.Interval),
+		{fmt.Sprintf("overload (c): MaxQueue %d, Shed MaxWait %v, pool.DefaultQueueDelay", overloadMaxQueue, overloadMaxWait),
 			overloadMaxQueue, true, overloadMaxWait, overloadQueueDelay},
 	} {
 		all = append(all, scenario{

@@ -30,7 +30,7 @@ type sweepSetting struct {
 func sweepSettings(jobTime time.Duration) []sweepSetting {
 	paper := pool.QueueDelay{Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond}
 	out := []sweepSetting{{"off", pool.QueueDelay{}}, {"5ms/100ms (Fail at Scale)", paper}}
-	for _, m := range []struct{ target, interval float64 }{{0.5, 2}, {1, 4}, {2, 8}} {
+	for _, m := range []struct{ target, interval float64 }{{1, 4}, {2, 4}, {2, 8}} {
 		d := paper
 		d.TargetRuns, d.IntervalRuns = m.target, m.interval
 		target, interval := max(d.Target, time.Duration(m.target*float64(jobTime))), max(d.Interval, time.Duration(m.interval*float64(jobTime)))
