@@ -60,13 +60,11 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	} else {
 		p.setInflight(p.inflight + 1)
 	}
-	if p.remote == nil {
-		if err := j.moveIn(); err != nil {
-			p.release()
-			p.mu.Unlock()
-			p.stats.rejected.Add(1)
-			return err
-		}
+	if err := j.moveIn(); err != nil {
+		p.release()
+		p.mu.Unlock()
+		p.stats.rejected.Add(1)
+		return err
 	}
 	j.accept(p, mode&admitWatch != 0)
 	w := p.enqueue(j, since)
@@ -122,6 +120,9 @@ func (p *Pool) enqueue(j job, since int64) *worker {
 		since = now()
 	}
 	j.queueLink().since = since
+	if p.queue.n == 0 {
+		p.lastEmpty = since // empty until now, for QueueDelay
+	}
 	p.queue.push(j.queueLink())
 	p.stats.queued.Store(int64(p.queue.n))
 	if w != nil {
@@ -142,6 +143,7 @@ func (p *Pool) abandon(j job, err error) {
 	if dequeued {
 		p.stats.queued.Store(int64(p.queue.n))
 		p.release()
+		j.dropInput() // before the caller hears of it
 	} else if p.remote != nil {
 		err = withCause(ErrTerminated, err) // its worker process is killed
 	}

@@ -24,15 +24,21 @@ type job interface {
 	// returned an error and whether the claim was won.
 	run() (failed, won bool)
 	// runRemote is run for a Subprocess worker: the task runs in r's
-	// process, on the input encoded by prepare.
-	runRemote(r runner, codec remote) (failed, won bool)
-	// prepare encodes the input for a Subprocess pool, before admission,
-	// so that a value that can't cross fails at once and costs no slot.
+	// process, on the input encoded by prepare or, if it can hold
+	// Buffers, encoded by r with its process's Peer.
+	runRemote(r runner) (failed, won bool)
+	// prepare encodes (or, for an input that can hold Buffers, checks)
+	// the input for a Subprocess pool, before admission, so that a value
+	// that can't cross fails at once and costs no slot.
 	prepare(codec remote) error
-	// moveIn hands the *transfer.Buffers in an in-process task's input
-	// over to the task, once it is admitted (a rejected call must leave
-	// the caller's Buffers alone). p.mu is held.
+	// moveIn hands the *transfer.Buffers in a task's input over to the
+	// call, once it is admitted (a rejected call must leave the caller's
+	// Buffers alone). p.mu is held.
 	moveIn() error
+	// dropInput frees the Buffers moveIn handed to a job that leaves the
+	// queue without running (its caller gave up, the pool closed, or
+	// QueueDelay shed it); nobody else would. p.mu is held.
+	dropInput()
 	// wake wakes the caller of a future that run claimed and filled, once
 	// the worker has done its bookkeeping.
 	wake()
@@ -135,6 +141,12 @@ func (c *call[In, Out]) moveIn() (err error) {
 	return err
 }
 
+func (c *call[In, Out]) dropInput() {
+	if c.def.holdsIn {
+		transfer.ReleaseAll(c.in)
+	}
+}
+
 func (c *call[In, Out]) run() (failed, won bool) {
 	out, err := c.invoke()
 	if err == nil && c.def.holdsOut {
@@ -177,17 +189,29 @@ func (c *call[In, Out]) finish() {
 }
 
 func (c *call[In, Out]) prepare(codec remote) (err error) {
-	if codec != nil {
+	switch {
+	case codec == nil:
+	case c.def.holdsIn:
+		// Encoded at send time by the process's Peer; moveIn hands the
+		// Buffers to the call at admission.
+		err = codec.check(c.def.name, c.in)
+	default:
 		c.payload, err = codec.encode(c.def.name, c.in)
 	}
 	return err
 }
 
-func (c *call[In, Out]) runRemote(r runner, codec remote) (failed, won bool) {
+func (c *call[In, Out]) runRemote(r runner) (failed, won bool) {
 	var out Out
-	body, err := r.exchange(c.runCtx, c.def.name, c.payload)
-	if err == nil {
-		err = codec.decode(c.def.name, body, &out)
+	m := message{task: c.def.name, payload: c.payload, out: &out, outMoves: c.def.holdsOut}
+	if c.def.holdsIn {
+		m.in = c.in
+	}
+	err := r.exchange(c.runCtx, m)
+	if c.def.holdsIn {
+		// Sent Buffers are detached; those never sent (the process did not
+		// start, the send failed) were the call's and are freed.
+		transfer.ReleaseAll(c.in)
 	}
 	c.finish()
 	return c.conclude(out, err)

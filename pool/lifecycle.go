@@ -52,6 +52,7 @@ func (p *Pool) Close() error {
 	}
 	p.wakeIdle()
 	for _, j := range dropped {
+		j.dropInput() // before the caller hears of it
 		j.fail(ErrClosed, &p.stats.canceled)
 	}
 	runningErr := ErrClosed

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,9 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/transfer"
 )
 
 // Main makes the program a worker for Subprocess pools. Call it first thing
@@ -50,7 +50,7 @@ func serve(conn *cancel.Conn) int {
 		return 2
 	}
 	s := &server{conn: conn, running: map[uint64]context.CancelFunc{}, maxOutput: conn.MaxFrame() - frameSlack,
-		exit: make(chan int, 1)}
+		exit: make(chan int, 1), link: newPeerLink(conn.MaxFrame())}
 	s.read()
 	return <-s.exit
 }
@@ -60,6 +60,9 @@ func serve(conn *cancel.Conn) int {
 type server struct {
 	conn      *cancel.Conn
 	maxOutput int
+	// link moves Buffers to and from the pool. Its Peer is never closed:
+	// the process exits when the connection ends.
+	link *peerLink
 
 	exit chan int // the reader's verdict at the channel's end
 
@@ -95,8 +98,15 @@ func (s *server) read() {
 			s.exit <- 2
 			return
 		}
-		closeFDs(f.FDs)
-		switch f.Kind {
+		moved := f.Kind&kindMoves != 0       // the input was encoded by the pool's Peer
+		kind, body, _, err := s.link.open(f) // the pool never sends broken: it retires the process instead
+		if err != nil {
+			// The pool's Buffers in this call can't be read, nor maybe in
+			// the next: ask to be retired.
+			s.reply(cancel.Frame{Kind: kindError, ID: f.ID, Body: fmt.Appendf(nil, "pool: worker: bad call frame: %v", err)}, nil, true)
+			continue
+		}
+		switch kind {
 		case kindCall:
 			// Registered before the next reader starts, which may read
 			// this call's cancel frame.
@@ -113,7 +123,7 @@ func (s *server) read() {
 					s.read()
 				}
 			})
-			s.call(ctx, stop, f)
+			s.call(ctx, stop, f.ID, body, moved)
 			if !handed.CompareAndSwap(false, true) {
 				return // the reader started by t reads on
 			}
@@ -121,19 +131,31 @@ func (s *server) read() {
 		case kindCancel:
 			s.cancel(f.ID)
 		default:
-			fmt.Fprintf(os.Stderr, "pool: worker: ignoring a frame of unknown kind %d\n", f.Kind)
+			fmt.Fprintf(os.Stderr, "pool: worker: ignoring a frame of unknown kind %d\n", kind)
 		}
 	}
 }
 
-// call runs one call and sends its reply.
-func (s *server) call(ctx context.Context, stop context.CancelFunc, f cancel.Frame) {
-	kind, body := s.run(ctx, f.Body)
+// call runs call id on body and sends its reply. A moved input is decoded
+// with the Peer.
+func (s *server) call(ctx context.Context, stop context.CancelFunc, id uint64, body []byte, moved bool) {
+	out := s.run(ctx, body, moved)
 	s.mu.Lock()
-	delete(s.running, f.ID)
+	delete(s.running, id)
 	s.mu.Unlock()
 	stop()
-	if err := s.conn.WriteFrame(cancel.Frame{Kind: kind, ID: f.ID, Body: body}); err != nil {
+	s.reply(cancel.Frame{Kind: out.kind, ID: id, Body: out.body}, out.segs, out.broken)
+}
+
+// reply sends f with the segments it needs and the releases due.
+func (s *server) reply(f cancel.Frame, segs []transfer.Segment, broken bool) {
+	if err := s.link.seal(&f, segs, broken, false); err != nil {
+		// The output's Buffers are lent but can't be sent: report it, and
+		// have the pool retire this process.
+		f = cancel.Frame{Kind: kindError, ID: f.ID, Body: []byte("pool: worker: output: " + err.Error())}
+		_ = s.link.seal(&f, nil, true, false)
+	}
+	if err := s.conn.WriteFrame(f); err != nil {
 		fmt.Fprintln(os.Stderr, "pool: worker: reply:", err)
 	}
 }
@@ -147,33 +169,65 @@ func (s *server) cancel(id uint64) {
 	}
 }
 
-// run runs one call and returns the reply's kind and body.
-func (s *server) run(ctx context.Context, body []byte) (kind byte, reply []byte) {
+// output is a call's reply before it is sealed: kind and body, the
+// segments the output references, and whether Buffers were lent that the
+// reply does not carry (see moves.broken).
+type output struct {
+	kind   byte
+	body   []byte
+	segs   []transfer.Segment
+	broken bool
+}
+
+func failed(kind byte, body []byte) output { return output{kind: kind, body: body} }
+
+// run runs one call and returns its reply. Once the output is encoded
+// (its Buffers moved to the pool), the input's Buffers that the task kept
+// are released, so their releases go back on this very reply.
+func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	name, input, err := parseCall(body)
 	if err != nil {
-		return kindError, []byte(err.Error())
+		return failed(kindError, []byte(err.Error()))
 	}
 	registry.RLock()
 	e, ok := registry.tasks[name]
 	registry.RUnlock()
 	if !ok {
-		return kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid())
+		return failed(kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
 	}
-	out, err, panicked := invokeEntry(ctx, e, input)
+	var peer *transfer.Peer
+	if moved {
+		peer = s.link.peer
+	}
+	out, in, err, panicked := invokeEntry(ctx, e, input, peer)
+	defer transfer.ReleaseAll(in)
+	if panicked != nil || err != nil {
+		transfer.ReleaseAll(out) // a failed task's output goes nowhere
+	}
 	switch {
 	case panicked != nil:
-		return kindPanic, panicBody(panicked.value, panicked.stack)
+		return failed(kindPanic, panicBody(panicked.value, panicked.stack))
+	case err != nil && moved && in == nil:
+		// The input did not decode: references past the failure were
+		// never read, so the pool would keep them lent. Retired, the
+		// process gives them all back at once.
+		return output{kind: kindError, body: []byte(err.Error()), broken: true}
 	case err != nil:
-		return kindError, []byte(err.Error())
+		return failed(kindError, []byte(err.Error()))
 	}
-	data, err := marshal(out)
+	var buf bytes.Buffer
+	segs, err := peerEncodeInto(&buf, s.link.peer, out)
 	if err != nil {
-		return kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err)
+		transfer.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
+		return failed(kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err))
 	}
-	if len(data) > s.maxOutput {
-		return kindTooLarge, fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, len(data), s.maxOutput)
+	if buf.Len() > s.maxOutput {
+		// If it held Buffers (they are detached now), they were lent for
+		// a reply that can't be sent.
+		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, buf.Len(), s.maxOutput),
+			broken: errors.Is(transfer.Check(out), transfer.ErrDetached)}
 	}
-	return kindResult, data
+	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
 }
 
 type recovered struct {
@@ -183,28 +237,29 @@ type recovered struct {
 
 // invokeEntry runs a registered task on its encoded input, recovering a
 // panic on the task's own goroutine (one on a goroutine the task started
-// can't be recovered: it ends the process, which the pool reports).
-func invokeEntry(ctx context.Context, e entry, input []byte) (out any, err error, p *recovered) {
+// can't be recovered: it ends the process, which the pool reports). With
+// a Peer the input is decoded by it, its references becoming Buffers; in
+// is the decoded input, for the caller to release what the task kept, or
+// nil if it did not decode.
+func invokeEntry(ctx context.Context, e entry, input []byte, peer *transfer.Peer) (out, in any, err error, p *recovered) {
 	defer func() {
 		if v := recover(); v != nil {
 			p = &recovered{value: fmt.Sprint(v), stack: debug.Stack()}
 		}
 	}()
-	out, err = e.invoke(ctx, func(in any) error {
-		if err := unmarshal(input, in); err != nil {
+	out, err = e.invoke(ctx, func(ptr any) error {
+		in = ptr
+		var err error
+		if peer != nil {
+			err = peerUnmarshal(peer, input, ptr)
+		} else {
+			err = unmarshal(input, ptr)
+		}
+		if err != nil {
+			in = nil // Decode released what it resolved
 			return fmt.Errorf("pool: decode input of task %q: %w", e.name, err)
 		}
 		return nil
 	})
-	return out, err, nil
-}
-
-// marshal encodes a task's output, turning a panic into an error.
-func marshal(v any) (data []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("msgpack panicked: %v", r)
-		}
-	}()
-	return msgpack.Marshal(v)
+	return out, in, err, nil
 }

@@ -81,18 +81,3 @@ func TestRejectedSubmissionKeepsBuffer(t *testing.T) {
 	_, err = f.Wait()
 	require.NoError(t, err)
 }
-
-// Across processes Buffers do not move yet: handing one to a Subprocess
-// task is refused with a clear error before anything is sent, and the
-// caller keeps it.
-func TestBufferToSubprocessIsRefused(t *testing.T) {
-	t.Parallel()
-	p, _ := newProcPool(t, pool.Options{Workers: 1})
-	b := transfer.Move([]byte("stay"))
-	_, err := pool.Run(context.Background(), p, echoBuffer, b)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "encode input")
-	assert.False(t, b.Detached())
-	assert.Equal(t, []byte("stay"), b.Bytes())
-	assert.Equal(t, uint64(0), p.Stats().Submitted)
-}

@@ -22,6 +22,8 @@ const (
 	// task's memory can be capped. Inputs and outputs cross as msgpack
 	// (exported fields only), so tasks must be registered at package level
 	// and their types must encode; a round trip costs tens of microseconds.
+	// A *transfer.Buffer in either moves through shared memory instead, as
+	// a 29-byte reference whatever its size (see package transfer).
 	// Linux only: elsewhere New returns an error.
 	Subprocess
 )
@@ -90,6 +92,11 @@ type Options struct {
 	MemoryLimit int64
 	// MaxPayload is the largest encoded input or output of a task, in
 	// bytes; a larger one fails with ErrPayloadTooLarge before it is sent.
+	// A moved *transfer.Buffer counts as its reference, not its length.
+	// An input whose type can hold Buffers is encoded only as it is sent,
+	// so its size fails the task after admission; if Buffers were moved
+	// for it, the worker process is replaced (its Peer's books would no
+	// longer match ours) and they are freed.
 	// 0 means DefaultMaxPayload; at most MaxPayloadLimit.
 	MaxPayload int
 	// StartTimeout bounds a worker process's start, up to its handshake.

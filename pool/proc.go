@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/transfer"
 )
 
 // proc is the runner of one Subprocess worker goroutine: it keeps one
@@ -39,6 +40,10 @@ type live struct {
 	frames chan cancel.Frame   // replies, from the reader; nil without one
 	gone   <-chan struct{}     // closed when the reader stops, or at the reap without a reader: the process is dying
 	served int
+	// link moves Buffers to and from the process. Its Peer is closed by
+	// end, after the reap: a live worker could still write into the
+	// memory that closing frees.
+	link *peerLink
 }
 
 type startResult struct {
@@ -82,6 +87,7 @@ func (r *proc) watch(p *cancel.Process) *live {
 		pid:   p.PID(),
 		tasks: make(map[string]struct{}, len(p.Hello().Tasks)),
 		gone:  p.Done(),
+		link:  newPeerLink(p.Conn().MaxFrame()),
 	}
 	for _, name := range p.Hello().Tasks {
 		l.tasks[name] = struct{}{}
@@ -100,10 +106,10 @@ func (r *proc) watch(p *cancel.Process) *live {
 			if err != nil {
 				return
 			}
-			closeFDs(f.FDs) // the pool sends none; don't leak a stray one
 			select {
-			case l.frames <- f:
+			case l.frames <- f: // its descriptors are the worker goroutine's now
 			case <-p.Done():
+				closeFDs(f.FDs)
 				return
 			}
 			// Let the worker goroutine run on this thread's P now, before
@@ -141,49 +147,102 @@ func (r *proc) acquire(ctx context.Context) (*live, error) {
 	}
 }
 
-func (r *proc) exchange(ctx context.Context, task string, payload []byte) ([]byte, error) {
+func (r *proc) exchange(ctx context.Context, m message) error {
 	l, err := r.acquire(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, ok := l.tasks[task]; !ok {
-		return nil, fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
+	if _, ok := l.tasks[m.task]; !ok {
+		return fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
 			"register tasks at package level (a var or init) so that the re-executed binary has them too",
-			ErrUnknownTask, task, r.id, l.pid)
+			ErrUnknownTask, m.task, r.id, l.pid)
 	}
 	r.seq++
 	id := r.seq
-	if err := l.proc.Conn().WriteFrame(cancel.Frame{Kind: kindCall, ID: id, Body: payload}); err != nil {
-		return nil, r.crashed(l)
+	f, err := r.callFrame(l, id, m)
+	if err != nil {
+		return err
+	}
+	if err := l.proc.Conn().WriteFrame(f); err != nil {
+		return r.crashed(l)
 	}
 	l.served++
 	if l.frames == nil {
-		return r.await(ctx, l, task, id)
+		return r.await(ctx, l, m, id)
 	}
 	for {
 		select {
 		case f := <-l.frames:
 			if f.ID != id {
+				closeFDs(f.FDs)
 				continue // a late reply to an earlier call; not expected, harmless
 			}
-			r.recycle(l)
-			return reply(task, f)
+			return r.receive(l, m, f, false)
 		case <-l.gone:
 			select {
 			case f := <-l.frames: // the reply came just before the end
 				if f.ID == id {
-					r.retireInBackground(l)
-					r.cur = nil
-					return reply(task, f)
+					return r.receive(l, m, f, true)
 				}
+				closeFDs(f.FDs)
 			default:
 			}
-			return nil, r.crashed(l)
+			return r.crashed(l)
 		case <-ctx.Done():
 			r.terminate(l, id)
-			return nil, withCause(ErrTerminated, context.Cause(ctx))
+			return withCause(ErrTerminated, context.Cause(ctx))
 		}
 	}
+}
+
+// callFrame builds the frame that sends m to l: the payload encoded
+// before admission, or the input encoded now with l's Peer, plus the
+// segments and releases due to l. If Buffers moved for a frame that can't
+// be sent, l is retired: closing its Peer after the reap frees them.
+func (r *proc) callFrame(l *live, id uint64, m message) (cancel.Frame, error) {
+	f := cancel.Frame{Kind: kindCall, ID: id, Body: m.payload}
+	var segs []transfer.Segment
+	if m.payload == nil {
+		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.task, m.in)
+		if err != nil {
+			if committed {
+				r.retire(l)
+			}
+			return f, err
+		}
+		f.Body, segs = body, s
+	}
+	if err := l.link.seal(&f, segs, false, m.payload == nil); err != nil {
+		r.retire(l)
+		return f, fmt.Errorf("pool: input of task %q: %w", m.task, err)
+	}
+	return f, nil
+}
+
+// receive reads l's reply f to m: its moves first, then the output, then
+// l is recycled or, if it died or broke the Buffer books, retired.
+func (r *proc) receive(l *live, m message, f cancel.Frame, dying bool) error {
+	kind, body, broken, err := l.link.open(f)
+	if err != nil {
+		err = fmt.Errorf("pool: worker %d (pid %d) sent a bad reply to task %q: %w", r.id, l.pid, m.task, err)
+	} else if body, err = reply(m.task, kind, body); err == nil {
+		var peer *transfer.Peer
+		if m.outMoves {
+			peer = l.link.peer
+		}
+		if err = r.sp.decode(m.task, body, m.out, peer); err != nil && peer != nil {
+			// References past the failure were never read: the worker
+			// would keep them lent. Retiring it frees them.
+			broken = true
+		}
+	}
+	switch {
+	case dying || broken:
+		r.retire(l)
+	default:
+		r.recycle(l)
+	}
+	return err
 }
 
 // await reads the reply to call id on the worker goroutine, which spares
@@ -191,7 +250,7 @@ func (r *proc) exchange(ctx context.Context, task string, payload []byte) ([]byt
 // an ended ctx needs no reader anyway: the process is killed at once (by
 // a context.AfterFunc, as terminate would, which also closes the channel
 // so that the read ends at once). The caller has its ErrTerminated from the pool already.
-func (r *proc) await(ctx context.Context, l *live, task string, id uint64) ([]byte, error) {
+func (r *proc) await(ctx context.Context, l *live, m message, id uint64) error {
 	stop := context.AfterFunc(ctx, func() {
 		l.proc.Terminate(0, func() {
 			_ = l.proc.Conn().WriteFrame(cancel.Frame{Kind: kindCancel, ID: id})
@@ -208,24 +267,23 @@ func (r *proc) await(ctx context.Context, l *live, task string, id uint64) ([]by
 		if err != nil {
 			break
 		}
-		closeFDs(f.FDs) // the pool sends none; don't leak a stray one
 		if f.ID == id {
 			break
 		}
-		// A late reply to an earlier call; not expected, harmless.
+		closeFDs(f.FDs) // a late reply to an earlier call; not expected, harmless
 	}
 	if !stop() { // ctx ended: the process is killed, even if it replied
+		if err == nil {
+			closeFDs(f.FDs)
+		}
 		r.sp.pool.stats.terminated.Add(1)
-		r.cur = nil
-		r.retireInBackground(l)
-		r.launch()
-		return nil, withCause(ErrTerminated, context.Cause(ctx))
+		r.retire(l)
+		return withCause(ErrTerminated, context.Cause(ctx))
 	}
 	if err != nil {
-		return nil, r.crashed(l)
+		return r.crashed(l)
 	}
-	r.recycle(l)
-	return reply(task, f)
+	return r.receive(l, m, f, false)
 }
 
 // crashWait is how long a process whose channel ended is given to be
@@ -240,22 +298,23 @@ func closeFDs(fds []int) {
 	}
 }
 
-// reply turns a worker's answer into the task's output or error.
-func reply(task string, f cancel.Frame) ([]byte, error) {
-	switch f.Kind {
+// reply turns a worker's answer (its moves taken off) into the task's
+// output or error.
+func reply(task string, kind byte, body []byte) ([]byte, error) {
+	switch kind {
 	case kindResult:
-		return f.Body, nil
+		return body, nil
 	case kindError:
-		return nil, &RemoteError{Task: task, Message: string(f.Body)}
+		return nil, &RemoteError{Task: task, Message: string(body)}
 	case kindPanic:
-		value, stack := parsePanic(f.Body)
+		value, stack := parsePanic(body)
 		return nil, &PanicError{Task: task, Value: value, Stack: stack}
 	case kindTooLarge:
-		return nil, fmt.Errorf("%w: %s", ErrPayloadTooLarge, f.Body)
+		return nil, fmt.Errorf("%w: %s", ErrPayloadTooLarge, body)
 	case kindUnknown:
-		return nil, fmt.Errorf("%w: %s", ErrUnknownTask, f.Body)
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTask, body)
 	}
-	return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", f.Kind, task)
+	return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", kind, task)
 }
 
 // crashed accounts for a process that died under a task: it waits for the
@@ -268,7 +327,7 @@ func (r *proc) crashed(l *live) error {
 		l.proc.Kill() // alive but its channel is broken: of no more use
 		<-l.proc.Done()
 	}
-	l.proc.Close()
+	l.end()
 	r.cur = nil
 	r.sp.pool.stats.crashed.Add(1)
 	return fmt.Errorf("%w: %v", ErrWorkerCrashed, l.proc.Exit())
@@ -293,33 +352,58 @@ func (r *proc) terminate(l *live, id uint64) {
 			// The worker may finish within its grace; then it need not be
 			// killed, and closing its channel lets it exit by itself.
 			select {
-			case <-l.frames:
+			case f := <-l.frames:
+				closeFDs(f.FDs)
 				stop()
 			case <-l.gone:
 			}
 		}
-		l.proc.Close()
+		l.end()
 	}()
 	r.launch()
 }
 
-// recycle retires l once it has served MaxTasksPerWorker tasks, and starts
-// its successor at once.
+// recycle retires l once it has served MaxTasksPerWorker tasks.
 func (r *proc) recycle(l *live) {
 	if r.sp.maxTasks > 0 && l.served >= r.sp.maxTasks {
-		r.retireInBackground(l)
-		r.cur = nil
-		r.launch()
+		r.retire(l)
 	}
 }
 
-// retireInBackground closes l without making the worker goroutine wait.
+// retire takes l out of service and starts its successor at once.
+func (r *proc) retire(l *live) {
+	if r.cur == l {
+		r.cur = nil
+	}
+	r.retireInBackground(l)
+	r.launch()
+}
+
+// retireInBackground ends l without making the worker goroutine wait.
 func (r *proc) retireInBackground(l *live) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		l.proc.Close()
+		l.end()
 	}()
+}
+
+// end closes l's process and, once it is reaped and its reader has
+// stopped, the descriptors of replies nobody read and l's Peer: the
+// Buffers the process held are freed, its segments unmapped. Every path
+// that drops a process comes here.
+func (l *live) end() {
+	l.proc.Close()
+	<-l.gone
+	for {
+		select {
+		case f := <-l.frames:
+			closeFDs(f.FDs)
+		default:
+			l.link.close()
+			return
+		}
+	}
 }
 
 // close ends the process, and one that was starting, and waits until
@@ -327,12 +411,12 @@ func (r *proc) retireInBackground(l *live) {
 func (r *proc) close() {
 	if r.pending != nil {
 		if res := <-r.pending; res.l != nil {
-			res.l.proc.Close()
+			res.l.end()
 		}
 		r.pending = nil
 	}
 	if r.cur != nil {
-		r.cur.proc.Close()
+		r.cur.end()
 		r.cur = nil
 	}
 	r.bg.Wait()

@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -69,12 +70,83 @@ func TestQueueDelayKeepsABurst(t *testing.T) {
 
 func TestQueueDelayValidation(t *testing.T) {
 	t.Parallel()
-	for _, qd := range []pool.QueueDelay{{Target: time.Second}, {Interval: time.Second}, {Target: 2 * time.Second, Interval: time.Second}, {Target: -1, Interval: time.Second}} {
+	for _, qd := range []pool.QueueDelay{
+		{Target: time.Second}, {Interval: time.Second}, {Target: 2 * time.Second, Interval: time.Second}, {Target: -1, Interval: time.Second},
+		{TargetRuns: 1}, {IntervalRuns: 1}, {TargetRuns: 2, IntervalRuns: 1}, {TargetRuns: -1, IntervalRuns: 1},
+		{TargetRuns: math.NaN(), IntervalRuns: 1}, {TargetRuns: 1, IntervalRuns: math.Inf(1)},
+	} {
 		_, err := pool.New(pool.Options{QueueDelay: qd})
 		require.Error(t, err, "%+v", qd)
 		assert.Contains(t, err.Error(), "QueueDelay")
 	}
-	p, err := pool.New(pool.Options{QueueDelay: pool.DefaultQueueDelay})
+	for _, qd := range []pool.QueueDelay{
+		pool.DefaultQueueDelay, {Target: time.Millisecond, Interval: time.Second},
+		{TargetRuns: 1, IntervalRuns: 4}, {Target: time.Millisecond, IntervalRuns: 4}, {TargetRuns: 1, Interval: time.Second},
+	} {
+		p, err := pool.New(pool.Options{QueueDelay: qd})
+		require.NoError(t, err, "%+v", qd)
+		require.NoError(t, p.Close())
+	}
+}
+
+// A queue that stood empty for longer than Interval (the worker idle) is
+// not standing the moment a task queues behind a running one: that task
+// may wait up to Interval, not Target.
+func TestQueueDelayIdleQueueIsNotStanding(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1, MaxQueue: 10,
+		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: time.Second}})
+	time.Sleep(1200 * time.Millisecond) // the queue has been empty for over an Interval
+	release := make(chan struct{})
+	started := make(chan int, 2)
+	blocker, err := pool.Submit(context.Background(), p, wait, gate{id: 0, started: started, release: release})
 	require.NoError(t, err)
-	require.NoError(t, p.Close())
+	require.Equal(t, 0, <-started)
+	open := make(chan struct{})
+	close(open)
+	queued, err := pool.Submit(context.Background(), p, wait, gate{id: 1, release: open})
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond) // well past Target, well within Interval
+	close(release)
+	_, err = blocker.Wait()
+	require.NoError(t, err)
+	out, err := queued.Wait()
+	require.NoError(t, err, "a task queued behind one running task, in a queue empty until then, runs")
+	assert.Equal(t, 1, out)
+}
+
+// TargetRuns and IntervalRuns scale the limits with the pool's run time:
+// after a 10 ms task, 50 runs is 500 ms, so a 60 ms wait (far past the
+// fixed 1 ms/2 ms) in a queue standing for 60 ms is fine.
+func TestQueueDelayScalesWithRunTime(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 10,
+		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: 2 * time.Millisecond, TargetRuns: 50, IntervalRuns: 100}})
+	_, err := pool.Run(context.Background(), p, spin, 10*time.Millisecond)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, p.Load().RecentRunTime, 10*time.Millisecond)
+
+	release := make(chan struct{})
+	started := make(chan int, 10)
+	blocker, err := pool.Submit(context.Background(), p, wait, gate{id: 0, started: started, release: release})
+	require.NoError(t, err)
+	require.Equal(t, 0, <-started)
+	open := make(chan struct{})
+	close(open)
+	var queued []*pool.Future[int]
+	for i := 1; i <= 3; i++ {
+		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, release: open})
+		require.NoError(t, err)
+		queued = append(queued, f)
+	}
+	time.Sleep(60 * time.Millisecond)
+	close(release)
+	_, err = blocker.Wait()
+	require.NoError(t, err)
+	for i, f := range queued {
+		out, err := f.Wait()
+		require.NoError(t, err, "task %d waited within the scaled target", i+1)
+		assert.Equal(t, i+1, out)
+	}
+	assert.Zero(t, p.Stats().Canceled)
 }

@@ -5,13 +5,29 @@ import "context"
 // remote carries a Subprocess pool's tasks to worker processes: it encodes
 // inputs and decodes outputs, and makes one runner per worker goroutine.
 type remote interface {
-	// encode turns a task's input into bytes for the worker process; it
-	// runs on the submitter's goroutine, before admission.
+	// encode turns a task's input that can't hold a *transfer.Buffer into
+	// the call body for the worker process; it runs on the submitter's
+	// goroutine, before admission.
 	encode(task string, in any) ([]byte, error)
-	// decode reads a task's output into out, on the worker goroutine.
-	decode(task string, data []byte, out any) error
+	// check is encode for an input that can hold Buffers, which is only
+	// encoded at send time, by the Peer of the process it goes to: check
+	// fails, before admission, for what could not be sent.
+	check(task string, in any) error
 	// newRunner returns the runner for the worker goroutine numbered id.
 	newRunner(id int) runner
+}
+
+// message is one call as a runner sends it and reads its reply.
+type message struct {
+	task string
+	// payload is the call body that encode made; nil when the input can
+	// hold Buffers, which in is then, to encode with the process's Peer.
+	payload []byte
+	in      any
+	// out points to the output to decode; outMoves says its type can
+	// hold Buffers, so it is decoded with the process's Peer.
+	out      any
+	outMoves bool
 }
 
 // runner is one worker goroutine's worker process. Only that goroutine
@@ -20,12 +36,12 @@ type runner interface {
 	// warm starts the process ahead of the first task; a failure waits
 	// for exchange to report it.
 	warm()
-	// exchange runs the named task on payload in the process and returns
-	// the encoded output. When ctx ends it terminates the task (grace,
-	// then kill) and returns an error matching ErrTerminated; a process
-	// that dies under the task yields ErrWorkerCrashed. A process that is
-	// gone is replaced on the next call.
-	exchange(ctx context.Context, task string, payload []byte) ([]byte, error)
+	// exchange runs m's task in the process and decodes its output into
+	// m.out. When ctx ends it terminates the task (grace, then kill) and
+	// returns an error matching ErrTerminated; a process that dies under
+	// the task yields ErrWorkerCrashed. A process that is gone is replaced
+	// on the next call.
+	exchange(ctx context.Context, m message) error
 	// close ends the process as the worker goroutine exits.
 	close()
 }

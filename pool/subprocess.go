@@ -83,8 +83,52 @@ func (sp *subprocess) encode(task string, in any) (body []byte, err error) {
 	return buf.Bytes(), nil
 }
 
-func (sp *subprocess) decode(task string, data []byte, out any) error {
-	if err := unmarshal(data, out); err != nil {
+// check is prepare's work for an input that can hold Buffers: everything
+// encode would refuse, but for the size, which only the Peer's encoding
+// knows (a moved Buffer costs its 29-byte reference, not its length).
+func (sp *subprocess) check(task string, in any) error {
+	if _, err := appendCallHeader(nil, task); err != nil {
+		return err
+	}
+	if err := transfer.Check(in); err != nil {
+		return fmt.Errorf("pool: encode input of task %q: %w", task, err)
+	}
+	return nil
+}
+
+// encodeMoving is encode at send time, with the Peer of the process the
+// call goes to: it returns the call body and the segments whose
+// descriptors must go with it. An error means nothing moved. An input over
+// MaxPayload is reported only after its Buffers were moved, with
+// committed set if there were any: the connection is broken then (see
+// moves.broken).
+func (sp *subprocess) encodeMoving(peer *transfer.Peer, task string, in any) (body []byte, segs []transfer.Segment, committed bool, err error) {
+	head, err := appendCallHeader(make([]byte, 0, 64), task)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	buf := bytes.NewBuffer(head)
+	if segs, err = peerEncodeInto(buf, peer, in); err != nil {
+		return nil, nil, false, fmt.Errorf("pool: encode input of task %q: %w", task, err)
+	}
+	if n := buf.Len() - len(head); n > sp.maxPayload {
+		// The Buffers in it (detached now) were lent for nothing.
+		committed = errors.Is(transfer.Check(in), transfer.ErrDetached)
+		return nil, nil, committed, fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", ErrPayloadTooLarge, task, n, sp.maxPayload)
+	}
+	return buf.Bytes(), segs, false, nil
+}
+
+// decode reads a task's output; with a Peer, the Buffers in it become the
+// caller's.
+func (sp *subprocess) decode(task string, data []byte, out any, peer *transfer.Peer) error {
+	var err error
+	if peer != nil {
+		err = peerUnmarshal(peer, data, out)
+	} else {
+		err = unmarshal(data, out)
+	}
+	if err != nil {
 		return fmt.Errorf("pool: decode output of task %q: %w", task, err)
 	}
 	return nil
@@ -120,4 +164,27 @@ func unmarshal(data []byte, out any) (err error) {
 		}
 	}()
 	return msgpack.Unmarshal(data, out)
+}
+
+// peerEncodeInto is marshalInto with a Peer: the Buffers in v move.
+func peerEncodeInto(buf *bytes.Buffer, peer *transfer.Peer, v any) (segs []transfer.Segment, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			segs, err = nil, fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(buf)
+	return peer.Encode(enc, v)
+}
+
+// peerUnmarshal is unmarshal with a Peer: references become Buffers.
+func peerUnmarshal(peer *transfer.Peer, data []byte, out any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	return peer.Unmarshal(data, out)
 }

@@ -9,7 +9,9 @@ import (
 
 // Frame kinds between a Subprocess pool and its worker processes. The
 // frame's ID is the call's sequence number on that worker, so that a reply
-// is matched to its call. Inputs and outputs are raw msgpack.
+// is matched to its call. Inputs and outputs are raw msgpack; a frame whose
+// kind has kindMoves set also carries Buffer traffic in a trailer (see
+// moves.go).
 const (
 	// kindCall, parent to worker: run a task. Body: callHeader + input.
 	kindCall byte = iota + 1

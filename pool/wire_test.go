@@ -56,7 +56,7 @@ func TestExchangeUnknownTask(t *testing.T) {
 	t.Parallel()
 	r := newProc(&subprocess{}, 7)
 	r.cur = &live{pid: 4242, tasks: map[string]struct{}{"other": {}}, gone: make(chan struct{})}
-	_, err := r.exchange(context.Background(), "proc.add", nil)
+	err := r.exchange(context.Background(), message{task: "proc.add"})
 	require.ErrorIs(t, err, ErrUnknownTask)
 	assert.Contains(t, err.Error(), `"proc.add"`)
 	assert.Contains(t, err.Error(), "pid 4242")
@@ -130,10 +130,10 @@ func TestCodecErrors(t *testing.T) {
 	_, input, err := parseCall(body)
 	require.NoError(t, err)
 	var n int
-	require.NoError(t, sp.decode("t", input, &n))
+	require.NoError(t, sp.decode("t", input, &n, nil))
 	assert.Equal(t, 12, n)
 	// A header claiming a huge array is refused before msgpack allocates.
 	var s []int
-	err = sp.decode("t", []byte{0xdd, 0x7f, 0xff, 0xff, 0xff}, &s)
+	err = sp.decode("t", []byte{0xdd, 0x7f, 0xff, 0xff, 0xff}, &s, nil)
 	require.ErrorContains(t, err, `pool: decode output of task "t"`)
 }

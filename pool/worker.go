@@ -96,7 +96,7 @@ func (p *Pool) work(w *worker) {
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		if w.runner != nil {
-			done.failed, done.won = j.runRemote(w.runner, p.remote)
+			done.failed, done.won = j.runRemote(w.runner)
 		} else {
 			done.failed, done.won = j.run()
 		}
@@ -149,7 +149,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 		}
 		p.stats.queued.Store(int64(p.queue.n))
 		if qd.enabled() {
-			if limit, late := qd.overdue(l.since, start, p.lastEmpty); late {
+			if limit, late := p.overdue(l.since, start); late {
 				p.shedOverdue(l.job, time.Duration(start-l.since), limit)
 				continue
 			}
@@ -166,6 +166,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 // shedOverdue fails a task QueueDelay won't run and frees its slot. p.mu
 // is held.
 func (p *Pool) shedOverdue(j job, waited, limit time.Duration) {
+	j.dropInput() // before the caller hears of it
 	j.fail(errOverdue(waited, limit), &p.stats.canceled)
 	p.release()
 	j.drop() // the queue's hold

@@ -42,6 +42,10 @@
 //	   ReleaseAll(input)                         // frees what the task kept
 //	either side, after the other process is dead and reaped: peer.Close()
 //
+// Package pool does exactly this for its Subprocess workers: one Peer per
+// worker process on each side, the segments and releases in a trailer of
+// its call and result frames, Close after the worker is reaped.
+//
 // Releases travel back piggybacked: a Buffer received from the other side
 // and released here is queued on the Peer, and DrainReleases hands the
 // queue to the next outgoing frame. Close frees every Buffer the dead side

@@ -43,7 +43,7 @@ func TestQuick(t *testing.T) {
 	t.Log("\n" + out.String())
 
 	want := 0
-	for _, sc := range scenarios() {
+	for _, sc := range scenarios("pool1") {
 		want += max(1, len(sc.Phases))
 	}
 	require.Len(t, rows, want, "one row per reference scenario and per overload phase")
@@ -87,7 +87,7 @@ func TestQuick(t *testing.T) {
 			assert.Empty(t, r.NA, group)
 			assert.Zero(t, r.ShedNoRA, "%s %s: a 503 without Retry-After", group, r.Name)
 			if r.Shed > 0 {
-				assert.Less(t, r.ShedMax, 250*time.Millisecond, "%s %s: 503s are answered at once", group, r.Name)
+				assert.Less(t, r.ShedTime.Max, 250*time.Millisecond, "%s %s: 503s are answered at once", group, r.Name)
 			}
 			if m := overloadPhases[i]; m >= 2 && i < len(phases)-1 {
 				good += r.Goodput
@@ -112,7 +112,7 @@ func TestQuick(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"-duration", "0"}, {"-rate", "-1"}, {"extra"}, {"-nosuch"}} {
+	for _, args := range [][]string{{"-duration", "0"}, {"-rate", "-1"}, {"-repeat", "0"}, {"-overload-pool", "pool2"}, {"extra"}, {"-nosuch"}} {
 		_, err := run(context.Background(), args, io.Discard, io.Discard)
 		assert.Error(t, err, "%q", args)
 	}

@@ -15,10 +15,13 @@ import (
 // server: no coordinated omission.
 type sample struct {
 	Stream  string        // "fast" or "job"
+	Run     int           // which measured run of its scenario
 	At      time.Duration // intended send time, since the scenario started
 	Latency time.Duration
-	Status  int  // HTTP status; 0 when the request failed (timeout, reset)
-	Retry   bool // a Retry-After header came with it
+	Lag     time.Duration // how late the generator sent it: the client's own scheduling
+	Status  int           // HTTP status; 0 when the request failed (timeout, reset)
+	Retry   bool          // a Retry-After header came with it
+	Shed    bool          // a 503 that Shed answered before the handler (Lab-Shed header)
 }
 
 // arrival is one scheduled request.
@@ -116,7 +119,7 @@ func (g *generator) fire(ctx context.Context, start time.Time, a arrival) {
 	intended := start.Add(a.at)
 	ctx, cancel := context.WithTimeout(ctx, g.timeout[a.stream])
 	defer cancel()
-	s := sample{Stream: a.stream, At: a.at}
+	s := sample{Stream: a.stream, At: a.at, Lag: time.Since(intended)}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.base+a.path, nil)
 	if err == nil {
 		var resp *http.Response
@@ -126,6 +129,7 @@ func (g *generator) fire(ctx context.Context, start time.Time, a arrival) {
 			if err == nil {
 				s.Status = resp.StatusCode
 				s.Retry = resp.Header.Get("Retry-After") != ""
+				s.Shed = resp.Header.Get(shedHeader) != ""
 			}
 		}
 	}

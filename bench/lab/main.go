@@ -1,6 +1,6 @@
 // Command lab replays the reference page's experiment on offload and
 // extends it to overload: a server in its own process with /fast and
-// /job?mode=inline|chunk1|chunk5|chunk20|poolN|procN, an open-loop Poisson
+// /job?mode=inline|chunkN[after|sleep]|poolN|procN, an open-loop Poisson
 // load generator (latency from each request's intended send time, so a
 // stalled server can't hide behind a stalled client), and one table row per
 // scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput.
@@ -49,26 +49,32 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, error) {
 	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	duration := fs.Duration("duration", 5*time.Second, "measured time of each reference row")
+	duration := fs.Duration("duration", 3*time.Second, "measured time of each run of a reference row")
+	repeat := fs.Int("repeat", 3, "runs of each reference row; its /fast p99 is their median")
 	phase := fs.Duration("phase", 2*time.Second, "length of each overload phase")
 	rate := fs.Float64("rate", 100, "/fast requests per second (Poisson)")
 	jobTime := fs.Duration("job", 200*time.Millisecond, "CPU time of one job")
 	quick := fs.Bool("quick", false, "short smoke run: -duration 600ms -phase 300ms, short warm-up")
 	outDir := fs.String("out", "", "directory for latencies.csv and one SVG chart per scenario")
 	only := fs.String("only", "", "run only the scenarios whose group or name contains this")
+	overloadPool := fs.String("overload-pool", "pool1", "the overload scenarios' one-worker pool: pool1 (in process) or proc1 (subprocess)")
+	sweep := fs.Bool("sweep", false, "instead of the table: sweep QueueDelay settings through the overload phases for -job jobs")
 	seed := fs.Uint64("seed", 1, "seed of the arrival sequences (the same for every scenario)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if *overloadPool != "pool1" && *overloadPool != "proc1" {
+		return nil, fmt.Errorf("-overload-pool %q: want pool1 or proc1", *overloadPool)
+	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	st := settings{Duration: *duration, Phase: *phase, Warmup: time.Second, Rate: *rate, JobTime: *jobTime, Seed: *seed}
+	st := settings{Duration: *duration, Phase: *phase, Warmup: time.Second, Rate: *rate, JobTime: *jobTime, Seed: *seed, Repeat: *repeat}
 	if *quick {
-		st.Duration, st.Phase, st.Warmup = 600*time.Millisecond, 300*time.Millisecond, 200*time.Millisecond
+		st.Duration, st.Phase, st.Warmup, st.Repeat = 600*time.Millisecond, 300*time.Millisecond, 200*time.Millisecond, 1
 	}
-	if st.Duration <= 0 || st.Phase <= 0 || st.Rate <= 0 || st.JobTime <= 0 {
-		return nil, errors.New("-duration, -phase, -rate and -job must be positive")
+	if st.Duration <= 0 || st.Phase <= 0 || st.Rate <= 0 || st.JobTime <= 0 || st.Repeat <= 0 {
+		return nil, errors.New("-duration, -phase, -rate, -job and -repeat must be positive")
 	}
 	st.Items = calibrate(st.JobTime)
 
@@ -83,15 +89,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 		}
 		defer f.Close()
 		csv = f
-		fmt.Fprintln(csv, "scenario,stream,sent_s,latency_ms,status,retry_after")
+		fmt.Fprintln(csv, csvHeader)
 	}
 
-	fmt.Fprintf(stdout, "offload lab: %v CPU jobs (%d items), /fast at %.0f/s, %v per row, %v per overload phase; latencies in ms\n",
-		st.JobTime, st.Items, st.Rate, st.Duration, st.Phase)
-	fmt.Fprintf(stdout, "overload: pool of %d worker (capacity %.1f jobs/s), clients give up after %v\n",
-		overloadWorkers, capacity(st.JobTime), overloadClientTimeout)
+	fmt.Fprintf(stdout, "offload lab: %v CPU jobs (%d items), /fast at %.0f/s, %d runs of %v per reference row (p99: their median), %v per overload phase; latencies in ms\n",
+		st.JobTime, st.Items, st.Rate, st.Repeat, st.Duration, st.Phase)
+	fmt.Fprintf(stdout, "overload: %s, %d worker (capacity %.1f jobs/s), clients give up after %v\n",
+		*overloadPool, overloadWorkers, capacity(st.JobTime), overloadClientTimeout)
+	list := scenarios(*overloadPool)
+	if *sweep {
+		list = sweepScenarios(st.JobTime, *overloadPool)
+	}
 	var all []scenario
-	for _, sc := range scenarios() {
+	for _, sc := range list {
 		if strings.Contains(sc.Group, *only) || strings.Contains(sc.label(), *only) {
 			all = append(all, sc)
 		}
@@ -115,5 +125,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	}
 	fmt.Fprintf(stderr, "\r%-100s\r", "")
 	printTable(stdout, rows)
+	printSweep(stdout, rows, capacity(st.JobTime))
 	return rows, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -14,13 +13,18 @@ type row struct {
 	NA          string // "n/a: why" when the scenario could not run
 
 	Offered float64 // jobs per second offered (overload rows)
-	Fast    dist    // /fast latencies
+	Fast    dist    // /fast latencies (P99: the median of the runs' p99s)
 	Job     dist    // latencies of jobs answered 200
 
+	Runs                 int           // measured runs (reference rows repeat; overload rows run once)
+	FastP99Lo, FastP99Hi time.Duration // the lowest and highest p99 of /fast over the runs
+
 	Jobs      int           // jobs sent
-	Shed      int           // jobs answered 503
-	ShedNoRA  int           // 503s without Retry-After
-	ShedMax   time.Duration // the slowest 503
+	Shed      int           // jobs Shed answered 503 before the handler ran
+	ShedTime  dist          // client-side latency of those 503s, from the intended send time
+	ShedSent  dist          // the same from the actual send: without the generator's own lag
+	Dropped   int           // jobs answered 503 after admission: failed by QueueDelay, or the queue filled first
+	ShedNoRA  int           // 503s (either kind) without Retry-After
 	Errors    int           // jobs that failed otherwise: timeouts, 5xx, resets
 	Goodput   float64       // jobs answered 200 per second of the window
 	Recovered time.Duration // last phase: when the last bad job answer came, since the phase began; -1 not measured
@@ -28,6 +32,14 @@ type row struct {
 	Goroutines int
 	HeapMiB    float64
 	RunP50     time.Duration // the pool's median job run time, server side
+
+	// Where a 503's time goes (overload rows): Shed's 503s timed on the
+	// server, both processes' goroutine scheduling latency, and how late
+	// the generator sent its requests.
+	ShedServer     dist
+	SchedServer    schedDist
+	SchedClient    schedDist
+	LagP99, LagMax time.Duration
 }
 
 // dist is a latency summary.
@@ -56,8 +68,12 @@ func summarize(o *outcome, st settings) {
 	if sc.Phases == nil {
 		r := window(o.Samples, 0, o.Length, false)
 		r.Group, r.Name, r.Recovered = sc.Group, rowName(sc, -1), -1
-		if len(o.Stats) > 0 {
-			r.Goroutines, r.HeapMiB, r.RunP50 = o.Stats[0].Goroutines, float64(o.Stats[0].HeapInuse)/(1<<20), o.Stats[0].RunP50
+		r.Runs = max(o.Runs, 1)
+		r.Goodput /= float64(r.Runs) // the window is one run's, the samples every run's
+		r.Fast.P99, r.FastP99Lo, r.FastP99Hi = medianP99(o.Samples, r.Runs)
+		if n := len(o.Stats); n > 0 {
+			last := o.Stats[n-1]
+			r.Goroutines, r.HeapMiB, r.RunP50 = last.Goroutines, float64(last.HeapInuse)/(1<<20), last.RunP50
 		}
 		o.Rows = []row{r}
 		return
@@ -70,11 +86,40 @@ func summarize(o *outcome, st settings) {
 		if i == len(sc.Phases)-1 {
 			r.Recovered = recovery(o.Samples, from, st.JobTime)
 		}
+		r.Runs = 1
 		if i < len(o.Stats) {
-			r.Goroutines, r.HeapMiB, r.RunP50 = o.Stats[i].Goroutines, float64(o.Stats[i].HeapInuse)/(1<<20), o.Stats[i].RunP50
+			s := o.Stats[i]
+			r.Goroutines, r.HeapMiB, r.RunP50 = s.Goroutines, float64(s.HeapInuse)/(1<<20), s.RunP50
+			r.ShedServer, r.SchedServer = s.Shed, s.Sched
+		}
+		if i < len(o.Client) {
+			r.SchedClient = o.Client[i]
 		}
 		o.Rows = append(o.Rows, r)
 	}
+}
+
+// medianP99 is the median over runs of each run's /fast p99, and the
+// lowest and highest of them. With an even number of runs the median is
+// the upper middle one, which errs towards the slower run.
+func medianP99(samples []sample, runs int) (median, lo, hi time.Duration) {
+	perRun := make([][]time.Duration, runs)
+	for _, s := range samples {
+		if s.Stream == "fast" && s.Run >= 0 && s.Run < runs {
+			perRun[s.Run] = append(perRun[s.Run], s.Latency)
+		}
+	}
+	var p99s []time.Duration
+	for _, ls := range perRun {
+		if len(ls) > 0 {
+			p99s = append(p99s, summarizeDist(ls).P99)
+		}
+	}
+	if len(p99s) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(p99s)
+	return p99s[len(p99s)/2], p99s[0], p99s[len(p99s)-1]
 }
 
 func rowName(sc scenario, phase int) string {
@@ -89,7 +134,7 @@ func rowName(sc scenario, phase int) string {
 // under overload what was sent in a phase is not what was done in it.
 func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 	var r row
-	var fast, job []time.Duration
+	var fast, job, shed, shedSent, lags []time.Duration
 	good := 0
 	for _, s := range samples {
 		if byAnswer && s.Stream == "job" && s.Status == 200 && s.At+s.Latency >= from && s.At+s.Latency < to {
@@ -98,6 +143,7 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 		if s.At < from || s.At >= to {
 			continue
 		}
+		lags = append(lags, s.Lag)
 		if s.Stream == "fast" {
 			fast = append(fast, s.Latency) // a failed /fast counts with its latency too
 			continue
@@ -107,8 +153,13 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 		case 200:
 			job = append(job, s.Latency)
 		case 503:
-			r.Shed++
-			r.ShedMax = max(r.ShedMax, s.Latency)
+			if s.Shed {
+				r.Shed++
+				shed = append(shed, s.Latency)
+				shedSent = append(shedSent, s.Latency-s.Lag)
+			} else {
+				r.Dropped++
+			}
 			if !s.Retry {
 				r.ShedNoRA++
 			}
@@ -116,7 +167,9 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 			r.Errors++
 		}
 	}
-	r.Fast, r.Job = summarizeDist(fast), summarizeDist(job)
+	r.Fast, r.Job, r.ShedTime, r.ShedSent = summarizeDist(fast), summarizeDist(job), summarizeDist(shed), summarizeDist(shedSent)
+	lag := summarizeDist(lags)
+	r.LagP99, r.LagMax = lag.P99, lag.Max
 	if !byAnswer {
 		good = len(job)
 	}
@@ -125,81 +178,23 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 }
 
 // recovery is how long after from the last bad job answer (not 200, or
-// slower than two jobs' time) arrived, for jobs sent from then on; 0 when
-// every job sent after from was answered well.
+// slower than four jobs' time, or than 100 ms for short jobs) arrived, for
+// jobs sent from then on; 0 when every job sent after from was answered
+// well. Four, not one or two: fresh Poisson arrivals at 0.5x capacity
+// queue one or two behind each other often, but seldom four, while the
+// backlog left by an overload makes them wait far longer or time out.
 func recovery(samples []sample, from, jobTime time.Duration) time.Duration {
+	slow := max(4*jobTime, 100*time.Millisecond)
 	var last time.Duration
 	for _, s := range samples {
 		if s.Stream != "job" || s.At < from {
 			continue
 		}
-		if s.Status != 200 || s.Latency > 2*jobTime {
+		if s.Status != 200 || s.Latency > slow {
 			last = max(last, s.At+s.Latency-from)
 		}
 	}
 	return last
-}
-
-// header and format print the table; every latency is in milliseconds.
-var columns = []string{"p50 fast", "p99 fast", "max fast", "p50 job", "p99 job", "max job", "jobs", "503s", "503 max", "errors", "goodput/s", "gor", "heap MiB", "run p50", "recover"}
-
-func printTable(w io.Writer, rows []row) {
-	const nameWidth = 34
-	group := ""
-	for _, r := range rows {
-		if r.Group != group {
-			group = r.Group
-			fmt.Fprintf(w, "\n== %s\n", group)
-			fmt.Fprintf(w, "%-*s", nameWidth, "")
-			for _, c := range columns {
-				fmt.Fprintf(w, " %9s", c)
-			}
-			fmt.Fprintln(w)
-		}
-		name := r.Name
-		if r.Offered > 0 {
-			name = fmt.Sprintf("%s (%.1f jobs/s)", r.Name, r.Offered)
-		}
-		fmt.Fprintf(w, "%-*s", nameWidth, name)
-		if r.NA != "" {
-			fmt.Fprintf(w, " %s\n", r.NA)
-			continue
-		}
-		cells := []string{
-			ms(r.Fast.P50), ms(r.Fast.P99), ms(r.Fast.Max),
-			msIf(r.Job.N, r.Job.P50), msIf(r.Job.N, r.Job.P99), msIf(r.Job.N, r.Job.Max),
-			fmt.Sprint(r.Jobs), fmt.Sprint(r.Shed), msIf(r.Shed, r.ShedMax), fmt.Sprint(r.Errors),
-			fmt.Sprintf("%.1f", r.Goodput), fmt.Sprint(r.Goroutines), fmt.Sprintf("%.1f", r.HeapMiB), msIf(int(r.RunP50), r.RunP50), "",
-		}
-		if r.Recovered >= 0 {
-			cells[len(cells)-1] = ms(r.Recovered)
-		}
-		if r.ShedNoRA > 0 {
-			cells[7] += fmt.Sprintf("(%d no Retry-After)", r.ShedNoRA)
-		}
-		for _, c := range cells {
-			fmt.Fprintf(w, " %9s", c)
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-func ms(d time.Duration) string {
-	v := float64(d) / float64(time.Millisecond)
-	switch {
-	case v < 10:
-		return fmt.Sprintf("%.2f", v)
-	case v < 100:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
-func msIf(n int, d time.Duration) string {
-	if n == 0 {
-		return "-"
-	}
-	return ms(d)
 }
 
 // slug names a scenario's files.

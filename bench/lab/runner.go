@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ type settings struct {
 	Rate     float64       // /fast requests per second
 	JobTime  time.Duration // CPU per job
 	Items    int           // items per job, calibrated to JobTime
+	Repeat   int           // measured runs of a reference row
 	Seed     uint64
 }
 
@@ -117,8 +117,10 @@ type outcome struct {
 	Scenario scenario
 	NA       string // why the scenario could not run; "" when it did
 	Samples  []sample
-	Length   time.Duration // the measured window
+	Length   time.Duration // the measured window of one run
+	Runs     int           // measured runs; each sample says which
 	Stats    []serverStats // sampled at each phase end (overload), or at the end
+	Client   []schedDist   // the load generator's scheduling latencies, at the same times
 	Rows     []row         // filled by summarize
 }
 
@@ -159,38 +161,28 @@ func runScenario(ctx context.Context, st settings, sc scenario, progress func(st
 	}
 	g.take()
 
-	// The measured run: the same /fast sequence for every scenario.
-	rng = rand.New(rand.NewPCG(st.Seed, 2))
-	jobPath := "/job?mode=" + sc.Mode
-	var plan []arrival
+	// The measured runs: a reference scenario repeats its run (on the same
+	// server, one after another) so that one stall of the shared machine
+	// moves one run's p99, not the row's median.
+	runs := 1
 	if sc.Phases == nil {
-		out.Length = st.Duration
-		plan = poisson(plan, rng, st.Rate, 0, out.Length, "fast", "/fast")
-		plan = evenly(plan, sc.JobsPerSec, 0, out.Length, "job", jobPath)
-	} else {
-		out.Length = time.Duration(len(sc.Phases)) * st.Phase
-		plan = poisson(plan, rng, st.Rate, 0, out.Length, "fast", "/fast")
-		jobs := rand.New(rand.NewPCG(st.Seed, 3))
-		for i, m := range sc.Phases {
-			from := time.Duration(i) * st.Phase
-			plan = poisson(plan, jobs, m*capacity(st.JobTime), from, from+st.Phase, "job", jobPath)
+		runs = st.Repeat
+	}
+	clientSched := newSchedWatch()
+	for run := range runs {
+		m := measure(ctx, g, srv.base, st, sc, run, clientSched, progress)
+		for i := range m.samples {
+			m.samples[i].Run = run
+		}
+		out.Samples = append(out.Samples, m.samples...)
+		out.Stats = append(out.Stats, m.server...)
+		out.Client = append(out.Client, m.client...)
+		out.Length = m.length
+		out.Runs = run + 1
+		if ctx.Err() != nil {
+			break
 		}
 	}
-	slices.SortFunc(plan, func(a, b arrival) int { return int(a.at - b.at) })
-
-	start := time.Now()
-	statsDone := make(chan []serverStats, 1)
-	if sc.Phases != nil {
-		go func() { statsDone <- sampleStats(ctx, client, srv.base, start, st.Phase, len(sc.Phases)) }()
-	}
-	g.run(ctx, start, plan, func(el time.Duration, sent map[string]int) {
-		progress(fmt.Sprintf("%s: %4.1fs/%.1fs  sent %d /fast, %d jobs", sc.label(), el.Seconds(), out.Length.Seconds(), sent["fast"], sent["job"]))
-	})
-	if sc.Phases == nil {
-		statsDone <- sampleStats(ctx, client, srv.base, start, 0, 0)
-	}
-	out.Stats = <-statsDone
-	out.Samples = g.take()
 	return out
 }
 
@@ -219,8 +211,8 @@ func probeJob(ctx context.Context, c *http.Client, base, mode string) string {
 }
 
 // sampleStats reads /stats at the end of every phase (once at the end when
-// phases is 0).
-func sampleStats(ctx context.Context, c *http.Client, base string, start time.Time, phase time.Duration, phases int) []serverStats {
+// phases is 0), calling also, if set, at the same moments.
+func sampleStats(ctx context.Context, c *http.Client, base string, also func(), start time.Time, phase time.Duration, phases int) []serverStats {
 	var out []serverStats
 	for i := range max(phases, 1) {
 		if phases > 0 {
@@ -229,6 +221,9 @@ func sampleStats(ctx context.Context, c *http.Client, base string, start time.Ti
 			case <-ctx.Done():
 				return out
 			}
+		}
+		if also != nil {
+			also()
 		}
 		var s serverStats
 		if req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stats", nil); err == nil {

@@ -24,23 +24,25 @@ type scenario struct {
 // capacity, then back to 0.5× to see it recover.
 var overloadPhases = []float64{0.5, 1, 2, 5, 10, 0.5}
 
-// The overload pool: one in-process worker (the default on 2 cores), and
-// for (b) and (c) a queue of 8 (1.6 s of 200 ms jobs), so that (b) shows
-// the wait a bounded queue alone allows and (c) what MaxWait cuts it to.
+// The overload pool: one worker (the default on 2 cores; in process
+// unless -overload-pool says proc1), and for (b) and (c) a queue of 8
+// (1.6 s of 200 ms jobs), so that (b) shows the wait a bounded queue alone
+// allows and (c) what MaxWait cuts it to.
 const (
-	overloadPool     = "pool1"
 	overloadWorkers  = 1
 	overloadMaxQueue = 8
 	overloadMaxWait  = 400 * time.Millisecond
 )
 
-// overloadQueueDelay backs Shed's prediction in (c): a task that an early,
-// optimistic prediction let in is dropped once it has waited MaxWait in a
-// queue that has not drained for two MaxWaits.
-var overloadQueueDelay = pool.QueueDelay{Target: overloadMaxWait, Interval: 2 * overloadMaxWait}
+// overloadQueueDelay backs Shed's prediction in (c): pool.DefaultQueueDelay,
+// which for one worker and 200 ms jobs drops a task that waited 400 ms in a
+// queue not empty for 800 ms, so that one an early, optimistic prediction
+// let in does not wait much past MaxWait.
+var overloadQueueDelay = pool.DefaultQueueDelay
 
-// scenarios is the lab's table, in order.
-func scenarios() []scenario {
+// scenarios is the lab's table, in order; overloadPool ("pool1" or
+// "proc1") is the overload scenarios' pool.
+func scenarios(overloadPool string) []scenario {
 	var all []scenario
 	ref := func(group string, procs int, jobs float64, mode, label string) {
 		s := scenario{Group: group, Name: label, Procs: procs, JobsPerSec: jobs, Mode: mode}
@@ -53,6 +55,7 @@ func scenarios() []scenario {
 	ref(g, 0, 0, "", "only /fast")
 	for _, m := range []struct{ mode, label string }{
 		{"inline", "inline"}, {"chunk1", "chunked 1 ms"}, {"chunk5", "chunked 5 ms"}, {"chunk20", "chunked 20 ms"},
+		{"chunk20after", "chunked 20 ms, yield after each"},
 		{"pool1", "pool 1 worker"}, {"pool2", "pool 2 workers"}, {"proc1", "subprocess 1 worker"}, {"proc2", "subprocess 2 workers"},
 	} {
 		ref(g, 0, 1, m.mode, "1 job/s, "+m.label)
@@ -66,7 +69,9 @@ func scenarios() []scenario {
 	const g1 = "server GOMAXPROCS=1"
 	ref(g1, 1, 0, "", "only /fast")
 	for _, m := range []struct{ mode, label string }{
-		{"inline", "inline"}, {"chunk5", "chunked 5 ms"}, {"pool1", "pool 1 worker"}, {"proc1", "subprocess 1 worker"},
+		{"inline", "inline"}, {"chunk5", "chunked 5 ms"}, {"chunk5sleep", "chunked 5 ms, yield = 50us sleep"},
+		{"chunk20", "chunked 20 ms"}, {"chunk20after", "chunked 20 ms, yield after each"},
+		{"pool1", "pool 1 worker"}, {"proc1", "subprocess 1 worker"},
 	} {
 		ref(g1, 1, 1, m.mode, "1 job/s, "+m.label)
 	}
@@ -79,7 +84,7 @@ func scenarios() []scenario {
 	}{
 		{"overload (a): unbounded queue, no Shed", pool.Unbounded, false, 0, pool.QueueDelay{}},
 		{fmt.Sprintf("overload (b): MaxQueue %d, Shed on queue full only", overloadMaxQueue), overloadMaxQueue, true, 0, pool.QueueDelay{}},
-		{fmt.Sprintf("overload (c): MaxQueue %d, Shed MaxWait %v, QueueDelay %v/%v", overloadMaxQueue, overloadMaxWait, overloadQueueDelay.Target, overloadQueueDelay.Interval),
+		{fmt.Sprintf("overload (c): MaxQueue %d, Shed MaxWait %v, pool.DefaultQueueDelay", overloadMaxQueue, overloadMaxWait),
 			overloadMaxQueue, true, overloadMaxWait, overloadQueueDelay},
 	} {
 		all = append(all, scenario{

@@ -70,18 +70,21 @@ func serve(raw string) error {
 	if err != nil {
 		return err
 	}
+	sched := newSchedWatch()
+	timer := &shedTimer{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/fast", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		st := serverStats{Goroutines: runtime.NumGoroutine(), HeapInuse: ms.HeapInuse}
+		st := serverStats{Goroutines: runtime.NumGoroutine(), HeapInuse: ms.HeapInuse, Sched: sched.since(), Shed: timer.take()}
 		if p != nil {
 			st.RunP50 = p.Stats().RunTime.P50
 		}
 		_ = json.NewEncoder(w).Encode(st)
 	})
 	var poolJob http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		markReached(r)
 		out, err := pool.Run(r.Context(), p, jobTask, cfg.Items)
 		if err != nil {
 			pool.WriteError(w, err)
@@ -90,19 +93,19 @@ func serve(raw string) error {
 		fmt.Fprintln(w, out)
 	})
 	if p != nil && cfg.Shed {
-		poolJob = pool.Shed(p, pool.ShedOptions{MaxWait: cfg.MaxWait})(poolJob)
+		poolJob = timer.wrap(pool.Shed(p, pool.ShedOptions{MaxWait: cfg.MaxWait})(poolJob))
 	}
 	mux.HandleFunc("/job", func(w http.ResponseWriter, r *http.Request) {
 		mode := r.URL.Query().Get("mode")
 		var out uint64
 		var err error
-		switch mode {
-		case "inline":
+		chunking, isChunked := chunkSpec(mode)
+		switch {
+		case mode == "inline":
 			out, err = spinItems(context.Background(), cfg.Items)
-		case "chunk1", "chunk5", "chunk20":
-			ms, _ := strconv.Atoi(mode[len("chunk"):])
-			out, err = chunked(r.Context(), cfg.Items, time.Duration(ms)*time.Millisecond)
-		case cfg.Pool:
+		case isChunked:
+			out, err = chunked(r.Context(), cfg.Items, chunking)
+		case mode == cfg.Pool:
 			if poolErr != nil {
 				http.Error(w, poolErr.Error(), http.StatusNotImplemented)
 				return
@@ -139,6 +142,11 @@ type serverStats struct {
 	Goroutines int
 	HeapInuse  uint64
 	RunP50     time.Duration // the pool's median task run time so far: the real job cost under contention
+
+	// Since the previous /stats: how long the server's goroutines sat
+	// runnable, and how long Shed's 503s took on the server.
+	Sched schedDist
+	Shed  dist
 }
 
 // readListen reads the server's "listen ADDR" line.

@@ -10,12 +10,17 @@ import (
 	"time"
 )
 
-// writeCSV appends every sample of o to w: scenario, stream, intended send
-// time (s), latency (ms), status (0: failed), Retry-After present.
+// csvHeader names writeCSV's columns.
+const csvHeader = "scenario,run,stream,sent_s,latency_ms,status,retry_after,shed,send_lag_ms"
+
+// writeCSV appends every sample of o to w: scenario, run, stream, intended
+// send time (s, from the run's start), latency (ms), status (0: failed),
+// Retry-After present, answered by Shed before the handler, how late the
+// generator sent it (ms).
 func writeCSV(w io.Writer, o outcome) {
 	for _, s := range o.Samples {
-		fmt.Fprintf(w, "%q,%s,%.6f,%.3f,%d,%t\n", o.Scenario.label(), s.Stream, s.At.Seconds(),
-			float64(s.Latency)/float64(time.Millisecond), s.Status, s.Retry)
+		fmt.Fprintf(w, "%q,%d,%s,%.6f,%.3f,%d,%t,%t,%.3f\n", o.Scenario.label(), s.Run, s.Stream, s.At.Seconds(),
+			float64(s.Latency)/float64(time.Millisecond), s.Status, s.Retry, s.Shed, float64(s.Lag)/float64(time.Millisecond))
 	}
 }
 
@@ -39,8 +44,10 @@ func writeSVG(dir string, o outcome, st settings) error {
 		}
 	}
 	hi = math.Pow(10, math.Ceil(math.Log10(hi)))
-	span := max(o.Length.Seconds(), 0.001)
+	// Repeated runs are drawn one after another.
+	span := max(o.Length.Seconds()*float64(max(o.Runs, 1)), 0.001)
 	x := func(t time.Duration) float64 { return left + (width-left-right)*t.Seconds()/span }
+	at := func(s sample) time.Duration { return time.Duration(s.Run)*o.Length + s.At }
 	y := func(v float64) float64 {
 		v = min(max(v, lo), hi)
 		return top + (height-top-bottom)*(1-(math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo)))
@@ -64,14 +71,14 @@ func writeSVG(dir string, o outcome, st settings) error {
 	}
 	for _, s := range o.Samples {
 		if s.Stream == "fast" {
-			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="1.6" fill="#1f77b4" fill-opacity="0.6"/>`+"\n", x(s.At), y(float64(s.Latency)/float64(time.Millisecond)))
+			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="1.6" fill="#1f77b4" fill-opacity="0.6"/>`+"\n", x(at(s)), y(float64(s.Latency)/float64(time.Millisecond)))
 			continue
 		}
 		color := "#2ca02c"
 		if s.Status != 200 {
 			color = "#d62728"
 		}
-		fmt.Fprintf(w, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="%s"/>`+"\n", x(s.At), x(s.At), height-bottom+4, height-bottom+12, color)
+		fmt.Fprintf(w, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="%s"/>`+"\n", x(at(s)), x(at(s)), height-bottom+4, height-bottom+12, color)
 	}
 	fmt.Fprintf(w, `<text x="%.0f" y="%.0f" fill="#666">dots: /fast requests; ticks: jobs sent (green ok, red shed or failed)</text>`+"\n", left, height-6)
 	fmt.Fprintln(w, "</svg>")

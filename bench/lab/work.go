@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/offloadgo/offload/budget"
@@ -35,12 +37,42 @@ func spinItems(ctx context.Context, n int) (uint64, error) {
 	return x, nil
 }
 
-// chunked runs the same n items through budget.Loop with the given chunk
-// budget, yielding between chunks (and before the first).
-func chunked(ctx context.Context, n int, chunk time.Duration) (uint64, error) {
+// chunked runs the same n items through budget.Loop with opts.
+func chunked(ctx context.Context, n int, opts budget.Options) (uint64, error) {
 	x := uint64(n) | 1
-	_, err := budget.Loop(ctx, n, func(int) { x = mix(x, roundsPerItem) }, budget.Options{Budget: chunk})
+	_, err := budget.Loop(ctx, n, func(int) { x = mix(x, roundsPerItem) }, opts)
 	return x, err
+}
+
+// pollYield is how long the "sleep" chunked modes rest between chunks. A
+// runtime.Gosched (budget's default yield) puts the goroutine on the
+// global run queue, which the scheduler looks at before it polls the
+// network: with one P, requests that arrived meanwhile wait for sysmon's
+// poll (every 10 ms at most). A short sleep leaves the P with nothing to
+// run, so it polls the network at once.
+const pollYield = 50 * time.Microsecond
+
+// chunkSpec parses the chunked modes: "chunk5" (5 ms chunks, yield with
+// runtime.Gosched before each), "chunk20after" (20 ms chunks, yield after
+// each: the first runs at once in the handler, the reference's variant),
+// "chunk5sleep" (yield by sleeping pollYield).
+func chunkSpec(mode string) (budget.Options, bool) {
+	rest, found := strings.CutPrefix(mode, "chunk")
+	if !found {
+		return budget.Options{}, false
+	}
+	var opts budget.Options
+	rest, opts.NoYieldFirst = strings.CutSuffix(rest, "after")
+	rest, sleep := strings.CutSuffix(rest, "sleep")
+	if sleep {
+		opts.Yield = func() { time.Sleep(pollYield) }
+	}
+	ms, err := strconv.Atoi(rest)
+	if err != nil || ms <= 0 {
+		return budget.Options{}, false
+	}
+	opts.Budget = time.Duration(ms) * time.Millisecond
+	return opts, true
 }
 
 // jobTask is the job as a pool task, for in-process and subprocess pools.
