@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -165,9 +166,20 @@ func (c *call[In, Out]) run() (failed, won bool) {
 // conclude claims the future for a finished task's result and stores the
 // result in it, for wake to announce once the worker has freed the task's
 // slot; if the caller gave up first, the Buffers the task returned are
-// freed instead. Claiming here rather than at the wake means a ctx that
-// ends between the two finds the task done and gets its result.
+// freed instead. A caller whose ctx has ended is owed the ctx error even
+// if nobody has failed the future yet: the task may have returned because
+// of that end, with a result that means nothing. (finish has stopped the
+// AfterFunc that would have failed it, so conclude delivers the error.)
 func (c *call[In, Out]) conclude(out Out, err error) (failed, won bool) {
+	if c.cancel != nil {
+		if end := c.ctx.Err(); end != nil && !errors.Is(err, end) {
+			if c.def.holdsOut {
+				transfer.ReleaseAll(out)
+			}
+			var zero Out
+			out, err = zero, end
+		}
+	}
 	if !c.claim() {
 		if c.def.holdsOut {
 			transfer.ReleaseAll(out)
@@ -228,13 +240,17 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 }
 
 func (c *call[In, Out]) fail(err error, tally *atomic.Uint64) bool {
+	// Claim before cancelling the task's ctx, so that a task that returns
+	// as soon as it sees the end can't claim the future with its own
+	// result first.
+	claimed := c.claim()
 	if c.cancel != nil {
 		c.cancel(err)
 	}
 	if c.unwatch != nil {
 		c.unwatch()
 	}
-	if !c.claim() {
+	if !claimed {
 		return false
 	}
 	tally.Add(1)
