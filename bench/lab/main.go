@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	phase := fs.Duration("phase", 2*time.Second, "length of each overload phase")
 	rate := fs.Float64("rate", 100, "/fast requests per second (Poisson)")
 	jobTime := fs.Duration("job", 200*time.Millisecond, "CPU time of one job")
-	quick := fs.Bool("quick", false, "short smoke run: -duration 600ms -phase 300ms, short warm-up")
+	quick := fs.Bool("quick", false, "short smoke run: -duration 600ms -repeat 1 -phase 300ms, short warm-up")
 	outDir := fs.String("out", "", "directory for latencies.csv and one SVG chart per scenario")
 	only := fs.String("only", "", "run only the scenarios whose group or name contains this")
 	overloadPool := fs.String("overload-pool", "pool1", "the overload scenarios' one-worker pool: pool1 (in process) or proc1 (subprocess)")
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	}
 	st := settings{Duration: *duration, Phase: *phase, Warmup: time.Second, Rate: *rate, JobTime: *jobTime, Seed: *seed, Repeat: *repeat}
 	if *quick {
-		st.Duration, st.Phase, st.Warmup, st.Repeat = 600*time.Millisecond, 300*time.Millisecond, 200*time.Millisecond, 1
+		st.Duration, st.Phase, st.Warmup, st.Repeat = 600*time.Millisecond, 300*time.Millisecond, 100*time.Millisecond, 1
 	}
 	if st.Duration <= 0 || st.Phase <= 0 || st.Rate <= 0 || st.JobTime <= 0 || st.Repeat <= 0 {
 		return nil, errors.New("-duration, -phase, -rate, -job and -repeat must be positive")
