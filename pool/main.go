@@ -63,6 +63,8 @@ type server struct {
 	// link moves Buffers to and from the pool. Its Peer is never closed:
 	// the process exits when the connection ends.
 	link *peerLink
+	// sizes guesses the size of each task's output, to size its reply.
+	sizes sizeHints
 
 	exit chan int // the reader's verdict at the channel's end
 
@@ -145,6 +147,9 @@ func (s *server) call(ctx context.Context, stop context.CancelFunc, id uint64, b
 	s.mu.Unlock()
 	stop()
 	s.reply(cancel.Frame{Kind: out.kind, ID: id, Body: out.body}, out.segs, out.broken)
+	if out.kind == kindResult {
+		recycleBody(out.body) // written, or dropped for an error reply
+	}
 }
 
 // reply sends f with the segments it needs and the releases due.
@@ -215,18 +220,21 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	case err != nil:
 		return failed(kindError, []byte(err.Error()))
 	}
-	var buf bytes.Buffer
-	segs, err := peerEncodeInto(&buf, s.link.peer, out)
+	buf := bytes.NewBuffer(newBody(s.sizes.guess(name, out)))
+	segs, err := peerEncodeInto(buf, s.link.peer, out)
 	if err != nil {
+		recycleBody(buf.Bytes())
 		transfer.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
 		return failed(kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err))
 	}
-	if buf.Len() > s.maxOutput {
+	if n := buf.Len(); n > s.maxOutput {
+		recycleBody(buf.Bytes())
 		// If it held Buffers (they are detached now), they were lent for
 		// a reply that can't be sent.
-		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, buf.Len(), s.maxOutput),
+		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput),
 			broken: errors.Is(transfer.Check(out), transfer.ErrDetached)}
 	}
+	s.sizes.record(name, buf.Len())
 	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
 }
 

@@ -1,0 +1,83 @@
+package pool
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Frame bodies that the codec encodes into (call bodies in the parent,
+// result bodies in the worker) are sized up front and reused once written.
+// Grown by doubling from a small buffer instead, a 44 MB input cost about
+// twice its size in garbage and as many bytes copied on every call, which
+// the caller paid in Submit as GC assists.
+
+// maxPooledBody is the largest body kept for reuse. Bodies up to it are
+// kept in a sync.Pool, which drops what stays unused over two garbage
+// collections: a burst of big calls leaves nothing pinned for long.
+const maxPooledBody = 64 << 20
+
+var bodyPool sync.Pool // *[]byte of length 0
+
+// newBody returns an empty slice with room for n bytes: a reused body if
+// the one at hand is big enough, else a new one.
+func newBody(n int) []byte {
+	if p, _ := bodyPool.Get().(*[]byte); p != nil && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// recycleBody gives b back for reuse. Call it only once nothing reads b
+// any more: after the frame holding it is written (WriteFrame copies or
+// writes it before it returns).
+func recycleBody(b []byte) {
+	if cap(b) == 0 || cap(b) > maxPooledBody {
+		return
+	}
+	b = b[:0]
+	bodyPool.Put(&b)
+}
+
+// sizeHints guesses how big a task's encoded value will be: from the
+// value where that is cheap (a []byte or a string is its length and a
+// header), else from the last size encoded for the task. Safe for
+// concurrent use; it holds one number per registered task name.
+type sizeHints struct {
+	last sync.Map // task name → *atomic.Int64
+}
+
+const (
+	// minBody is the guess for a task not encoded yet: small calls fit.
+	minBody = 64
+	// binHeader bounds msgpack's header of a bin or str value.
+	binHeader = 5
+)
+
+// guess returns the room to make for v's encoding, with some to spare: a
+// value a little bigger than the last one, or a moves trailer appended to
+// the body (see peerLink.seal), then fits without copying it all.
+func (h *sizeHints) guess(task string, v any) int {
+	var n int
+	switch v := v.(type) {
+	case []byte:
+		n = binHeader + len(v)
+	case string:
+		n = binHeader + len(v)
+	default:
+		p, ok := h.last.Load(task)
+		if !ok {
+			return minBody
+		}
+		n = int(p.(*atomic.Int64).Load())
+	}
+	return n + n/32 + minBody
+}
+
+// record notes that task's value encoded to n bytes.
+func (h *sizeHints) record(task string, n int) {
+	p, ok := h.last.Load(task)
+	if !ok {
+		p, _ = h.last.LoadOrStore(task, new(atomic.Int64))
+	}
+	p.(*atomic.Int64).Store(int64(n))
+}
