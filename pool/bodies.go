@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -40,10 +41,10 @@ func recycleBody(b []byte) {
 
 // sizeHints guesses how big a task's encoded value will be: from the
 // value where that is cheap (a []byte or a string is its length and a
-// header), else from the last size encoded for the task. Safe for
+// header), else from the sizes last encoded for the task. Safe for
 // concurrent use; it holds one number per registered task name.
 type sizeHints struct {
-	last sync.Map // task name → *atomic.Int64
+	last sync.Map // task name → *atomic.Uint64: the last two sizes
 }
 
 const (
@@ -55,7 +56,10 @@ const (
 
 // guess returns the room to make for v's encoding, with some to spare: a
 // value a little bigger than the last one, or a moves trailer appended to
-// the body (see peerLink.seal), then fits without copying it all.
+// the body (see peerLink.seal), then fits without copying it all. From
+// the task's history it takes the smaller of the last two sizes, so that
+// a task whose values alternate between big and small does not make room
+// for a big one each time it encodes a small one.
 func (h *sizeHints) guess(task string, v any) int {
 	var n int
 	switch v := v.(type) {
@@ -68,7 +72,8 @@ func (h *sizeHints) guess(task string, v any) int {
 		if !ok {
 			return minBody
 		}
-		n = int(p.(*atomic.Int64).Load())
+		two := p.(*atomic.Uint64).Load()
+		n = int(min(two>>32, two&math.MaxUint32))
 	}
 	return n + n/32 + minBody
 }
@@ -77,7 +82,14 @@ func (h *sizeHints) guess(task string, v any) int {
 func (h *sizeHints) record(task string, n int) {
 	p, ok := h.last.Load(task)
 	if !ok {
-		p, _ = h.last.LoadOrStore(task, new(atomic.Int64))
+		p, _ = h.last.LoadOrStore(task, new(atomic.Uint64))
 	}
-	p.(*atomic.Int64).Store(int64(n))
+	size := uint64(min(n, math.MaxUint32))
+	last := p.(*atomic.Uint64)
+	for {
+		two := last.Load()
+		if last.CompareAndSwap(two, two<<32|size) {
+			return
+		}
+	}
 }
