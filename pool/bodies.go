@@ -6,11 +6,12 @@ import (
 	"sync/atomic"
 )
 
-// Frame bodies that the codec encodes into (call bodies in the parent,
-// result bodies in the worker) are sized up front and reused once written.
-// Grown by doubling from a small buffer instead, a 44 MB input cost about
-// twice its size in garbage and as many bytes copied on every call, which
-// the caller paid in Submit as GC assists.
+// Frame bodies that the codec encodes into are sized up front (call bodies
+// in the parent, result bodies in the worker); the parent's are reused
+// once written. Grown by doubling from a small buffer instead, a struct
+// input cost about twice its size in garbage and as many bytes copied on
+// every call, and even a 44 MB []byte, encoded into one allocation, cost
+// the caller GC assists in Submit.
 
 // maxPooledBody is the largest body kept for reuse. Bodies up to it are
 // kept in a sync.Pool, which drops what stays unused over two garbage

@@ -11,8 +11,9 @@ import (
 
 // The pool's msgpack codec, the same on both ends of a worker connection
 // (the parent encodes inputs, the worker outputs). Encoding goes into a
-// body from bodies, sized by a sizeHints guess; structs are array-encoded
-// where arrayStructs allows it. Decoding accepts structs either way.
+// body sized by a sizeHints guess (see bodies.go); structs are
+// array-encoded where arrayStructs allows it. Decoding accepts structs
+// either way.
 
 // newEncoder returns a pooled encoder writing to buf, set up for v: struct
 // fields by position rather than by name when v's type allows it. Give it
