@@ -13,31 +13,35 @@ import (
 // every call, and even a 44 MB []byte, encoded into one allocation, cost
 // the caller GC assists in Submit.
 
-// maxPooledBody is the largest body kept for reuse. Bodies up to it are
-// kept in a sync.Pool, which drops what stays unused over two garbage
-// collections: a burst of big calls leaves nothing pinned for long.
+// maxPooledBody is the largest body kept for reuse.
 const maxPooledBody = 64 << 20
 
-var bodyPool sync.Pool // *[]byte of length 0
+// bodies keeps a pool's written call bodies, up to maxPooledBody each, for
+// reuse. It is a sync.Pool, which drops what stays unused over two garbage
+// collections: a burst of big calls leaves nothing pinned for long. The
+// zero value is ready; safe for concurrent use.
+type bodies struct {
+	pool sync.Pool // *[]byte of length 0
+}
 
-// newBody returns an empty slice with room for n bytes: a reused body if
-// the one at hand is big enough, else a new one.
-func newBody(n int) []byte {
-	if p, _ := bodyPool.Get().(*[]byte); p != nil && cap(*p) >= n {
+// get returns an empty slice with room for n bytes: a reused body if the
+// one at hand is big enough, else a new one.
+func (bs *bodies) get(n int) []byte {
+	if p, _ := bs.pool.Get().(*[]byte); p != nil && cap(*p) >= n {
 		return (*p)[:0]
 	}
 	return make([]byte, 0, n)
 }
 
-// recycleBody gives b back for reuse. Call it only once nothing reads b
-// any more: after the frame holding it is written (WriteFrame copies or
+// recycle gives b back for reuse. Call it only once nothing reads b any
+// more: after the frame holding it is written (WriteFrame copies or
 // writes it before it returns).
-func recycleBody(b []byte) {
+func (bs *bodies) recycle(b []byte) {
 	if cap(b) == 0 || cap(b) > maxPooledBody {
 		return
 	}
 	b = b[:0]
-	bodyPool.Put(&b)
+	bs.pool.Put(&b)
 }
 
 // sizeHints guesses how big a task's encoded value will be: from the

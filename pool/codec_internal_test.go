@@ -137,13 +137,14 @@ func TestSizeHints(t *testing.T) {
 	assert.Equal(t, minBody, h.guess("other", 3))
 }
 
-func TestNewBody(t *testing.T) {
+func TestBodies(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{0, 10, 1 << 16} {
-		b := newBody(n)
+	var bs bodies
+	for _, n := range []int{0, 10, 1 << 16, 10} {
+		b := bs.get(n)
 		assert.Empty(t, b)
 		assert.GreaterOrEqual(t, cap(b), n)
-		recycleBody(append(b, 1, 2, 3))
+		bs.recycle(append(b, 1, 2, 3))
 	}
 }
 

@@ -166,7 +166,7 @@ func (r *proc) exchange(ctx context.Context, m message) error {
 	if err := l.proc.Conn().WriteFrame(f); err != nil {
 		return r.crashed(l)
 	}
-	recycleBody(f.Body) // written: the call's payload is not read again
+	r.sp.bodies.recycle(f.Body) // written: the call's payload is not read again
 	l.served++
 	if l.frames == nil {
 		return r.await(ctx, l, m, id)

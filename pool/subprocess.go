@@ -33,6 +33,7 @@ type subprocess struct {
 	grace      int64 // Options.TerminateGrace in nanoseconds
 	maxTasks   int
 	sizes      sizeHints // of inputs, to size call bodies
+	bodies     bodies    // call bodies written, for reuse
 }
 
 // errNotMain is New's answer in a worker process whose main did not call
@@ -76,11 +77,11 @@ func (sp *subprocess) encode(task string, in any) (body []byte, err error) {
 	}
 	buf := bytes.NewBuffer(head) // the input's msgpack goes after the header
 	if err := marshalInto(buf, in); err != nil {
-		recycleBody(buf.Bytes())
+		sp.bodies.recycle(buf.Bytes())
 		return nil, fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
 	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
-		recycleBody(buf.Bytes())
+		sp.bodies.recycle(buf.Bytes())
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -92,7 +93,7 @@ func (sp *subprocess) newCallBody(task string, in any) ([]byte, error) {
 	if len(task) > maxNameLen {
 		return appendCallHeader(nil, task) // its error
 	}
-	return appendCallHeader(newBody(binary.MaxVarintLen64+len(task)+sp.sizes.guess(task, in)), task)
+	return appendCallHeader(sp.bodies.get(binary.MaxVarintLen64+len(task)+sp.sizes.guess(task, in)), task)
 }
 
 // checkSize refuses an input of n bytes over MaxPayload, and notes the
@@ -131,11 +132,11 @@ func (sp *subprocess) encodeMoving(peer *transfer.Peer, task string, in any) (bo
 	}
 	buf := bytes.NewBuffer(head)
 	if segs, err = peerEncodeInto(buf, peer, in); err != nil {
-		recycleBody(buf.Bytes())
+		sp.bodies.recycle(buf.Bytes())
 		return nil, nil, false, fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
 	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
-		recycleBody(buf.Bytes())
+		sp.bodies.recycle(buf.Bytes())
 		// The Buffers in it (detached now) were lent for nothing.
 		committed = errors.Is(transfer.Check(in), transfer.ErrDetached)
 		return nil, nil, committed, err
