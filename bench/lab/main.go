@@ -3,11 +3,14 @@
 // /job?mode=inline|chunkN[after|sleep]|poolN|procN, an open-loop Poisson
 // load generator (latency from each request's intended send time, so a
 // stalled server can't hide behind a stalled client), and one table row per
-// scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput.
+// scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput. Reference
+// rows run three times; their /fast p99 is the median run's. A last table
+// splits the time of Shed's 503s between client and server.
 //
-//	go run ./bench/lab              # the full table, a few minutes
+//	go run ./bench/lab              # the full table, about six minutes
 //	go run ./bench/lab -quick       # a short smoke run
 //	go run ./bench/lab -out /tmp/lab  # also raw latencies (CSV) and one SVG per scenario
+//	go run ./bench/lab -sweep -phase 4s [-job 10ms]  # QueueDelay settings through the overload phases
 //
 // Each scenario gets a fresh server process (the lab re-executes itself);
 // all traffic stays on 127.0.0.1 and every run ends by itself.
