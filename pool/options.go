@@ -22,6 +22,9 @@ const (
 	// task's memory can be capped. Inputs and outputs cross as msgpack
 	// (exported fields only), so tasks must be registered at package level
 	// and their types must encode; a round trip costs tens of microseconds.
+	// Structs cross as arrays of their fields, not maps from their names
+	// (both ends are the same binary), unless the type can hold an
+	// interface: a struct in an any decodes as a map[string]any, as ever.
 	// A *transfer.Buffer in either moves through shared memory instead, as
 	// a 29-byte reference whatever its size (see package transfer).
 	// Linux only: elsewhere New returns an error.

@@ -166,6 +166,7 @@ func (r *proc) exchange(ctx context.Context, m message) error {
 	if err := l.proc.Conn().WriteFrame(f); err != nil {
 		return r.crashed(l)
 	}
+	r.sp.bodies.recycle(f.Body) // written: the call's payload is not read again
 	l.served++
 	if l.frames == nil {
 		return r.await(ctx, l, m, id)

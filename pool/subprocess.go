@@ -2,13 +2,12 @@ package pool
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
-
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/transfer"
@@ -33,6 +32,8 @@ type subprocess struct {
 	maxPayload int
 	grace      int64 // Options.TerminateGrace in nanoseconds
 	maxTasks   int
+	sizes      sizeHints // of inputs, to size call bodies
+	bodies     bodies    // call bodies written, for reuse
 }
 
 // errNotMain is New's answer in a worker process whose main did not call
@@ -67,20 +68,42 @@ func newSubprocess(p *Pool, s settings) (*subprocess, error) {
 }
 
 // encode returns the whole body of the call frame: the header naming the
-// task, then the input's msgpack, so that exchange sends it as it is.
+// task, then the input's msgpack, so that exchange sends it as it is (and
+// recycles it once written).
 func (sp *subprocess) encode(task string, in any) (body []byte, err error) {
-	head, err := appendCallHeader(make([]byte, 0, 64), task)
+	head, err := sp.newCallBody(task, in)
 	if err != nil {
 		return nil, err
 	}
 	buf := bytes.NewBuffer(head) // the input's msgpack goes after the header
 	if err := marshalInto(buf, in); err != nil {
+		sp.bodies.recycle(buf.Bytes())
 		return nil, fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
-	if n := buf.Len() - len(head); n > sp.maxPayload {
-		return nil, fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", ErrPayloadTooLarge, task, n, sp.maxPayload)
+	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
+		sp.bodies.recycle(buf.Bytes())
+		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// newCallBody returns a call body holding the header naming task, with
+// room for in's msgpack as sizes guesses it.
+func (sp *subprocess) newCallBody(task string, in any) ([]byte, error) {
+	if len(task) > maxNameLen {
+		return appendCallHeader(nil, task) // its error
+	}
+	return appendCallHeader(sp.bodies.get(binary.MaxVarintLen64+len(task)+sp.sizes.guess(task, in)), task)
+}
+
+// checkSize refuses an input of n bytes over MaxPayload, and notes the
+// size of one that will be sent.
+func (sp *subprocess) checkSize(task string, n int) error {
+	if n > sp.maxPayload {
+		return fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", ErrPayloadTooLarge, task, n, sp.maxPayload)
+	}
+	sp.sizes.record(task, n)
+	return nil
 }
 
 // check is prepare's work for an input that can hold Buffers: everything
@@ -103,18 +126,20 @@ func (sp *subprocess) check(task string, in any) error {
 // committed set if there were any: the connection is broken then (see
 // moves.broken).
 func (sp *subprocess) encodeMoving(peer *transfer.Peer, task string, in any) (body []byte, segs []transfer.Segment, committed bool, err error) {
-	head, err := appendCallHeader(make([]byte, 0, 64), task)
+	head, err := sp.newCallBody(task, in)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	buf := bytes.NewBuffer(head)
 	if segs, err = peerEncodeInto(buf, peer, in); err != nil {
+		sp.bodies.recycle(buf.Bytes())
 		return nil, nil, false, fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
-	if n := buf.Len() - len(head); n > sp.maxPayload {
+	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
+		sp.bodies.recycle(buf.Bytes())
 		// The Buffers in it (detached now) were lent for nothing.
 		committed = errors.Is(transfer.Check(in), transfer.ErrDetached)
-		return nil, nil, committed, fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", ErrPayloadTooLarge, task, n, sp.maxPayload)
+		return nil, nil, committed, err
 	}
 	return buf.Bytes(), segs, false, nil
 }
@@ -135,56 +160,3 @@ func (sp *subprocess) decode(task string, data []byte, out any, peer *transfer.P
 }
 
 func (sp *subprocess) newRunner(id int) runner { return newProc(sp, id) }
-
-// marshalInto appends v's msgpack to buf. msgpack reports most values it
-// can't encode (channels, funcs) as errors; a panic from a type's own
-// encoder, or from msgpack on a value it didn't expect, becomes one too.
-func marshalInto(buf *bytes.Buffer, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("msgpack panicked: %v", r)
-		}
-	}()
-	enc := msgpack.GetEncoder()
-	defer msgpack.PutEncoder(enc)
-	enc.Reset(buf)
-	return enc.Encode(v)
-}
-
-// unmarshal decodes one msgpack value from data into out. The bytes come
-// from another process, so they are validated first: msgpack preallocates
-// the lengths that headers claim, which a corrupt message could make huge.
-func unmarshal(data []byte, out any) (err error) {
-	if err := transfer.ValidateMessage(data); err != nil {
-		return err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("msgpack panicked: %v", r)
-		}
-	}()
-	return msgpack.Unmarshal(data, out)
-}
-
-// peerEncodeInto is marshalInto with a Peer: the Buffers in v move.
-func peerEncodeInto(buf *bytes.Buffer, peer *transfer.Peer, v any) (segs []transfer.Segment, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			segs, err = nil, fmt.Errorf("msgpack panicked: %v", r)
-		}
-	}()
-	enc := msgpack.GetEncoder()
-	defer msgpack.PutEncoder(enc)
-	enc.Reset(buf)
-	return peer.Encode(enc, v)
-}
-
-// peerUnmarshal is unmarshal with a Peer: references become Buffers.
-func peerUnmarshal(peer *transfer.Peer, data []byte, out any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("msgpack panicked: %v", r)
-		}
-	}()
-	return peer.Unmarshal(data, out)
-}

@@ -3,11 +3,14 @@
 // /job?mode=inline|chunkN[after|sleep]|poolN|procN, an open-loop Poisson
 // load generator (latency from each request's intended send time, so a
 // stalled server can't hide behind a stalled client), and one table row per
-// scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput.
+// scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput. Reference
+// rows run three times; their /fast p99 is the median run's. A last table
+// splits the time of Shed's 503s between client and server.
 //
-//	go run ./bench/lab              # the full table, a few minutes
+//	go run ./bench/lab              # the full table, about six minutes
 //	go run ./bench/lab -quick       # a short smoke run
 //	go run ./bench/lab -out /tmp/lab  # also raw latencies (CSV) and one SVG per scenario
+//	go run ./bench/lab -sweep -phase 4s [-job 10ms]  # QueueDelay settings through the overload phases
 //
 // Each scenario gets a fresh server process (the lab re-executes itself);
 // all traffic stays on 127.0.0.1 and every run ends by itself.
@@ -54,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	phase := fs.Duration("phase", 2*time.Second, "length of each overload phase")
 	rate := fs.Float64("rate", 100, "/fast requests per second (Poisson)")
 	jobTime := fs.Duration("job", 200*time.Millisecond, "CPU time of one job")
-	quick := fs.Bool("quick", false, "short smoke run: -duration 600ms -phase 300ms, short warm-up")
+	quick := fs.Bool("quick", false, "short smoke run: -duration 600ms -repeat 1 -phase 300ms, short warm-up")
 	outDir := fs.String("out", "", "directory for latencies.csv and one SVG chart per scenario")
 	only := fs.String("only", "", "run only the scenarios whose group or name contains this")
 	overloadPool := fs.String("overload-pool", "pool1", "the overload scenarios' one-worker pool: pool1 (in process) or proc1 (subprocess)")
@@ -71,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	}
 	st := settings{Duration: *duration, Phase: *phase, Warmup: time.Second, Rate: *rate, JobTime: *jobTime, Seed: *seed, Repeat: *repeat}
 	if *quick {
-		st.Duration, st.Phase, st.Warmup, st.Repeat = 600*time.Millisecond, 300*time.Millisecond, 200*time.Millisecond, 1
+		st.Duration, st.Phase, st.Warmup, st.Repeat = 600*time.Millisecond, 300*time.Millisecond, 100*time.Millisecond, 1
 	}
 	if st.Duration <= 0 || st.Phase <= 0 || st.Rate <= 0 || st.JobTime <= 0 || st.Repeat <= 0 {
 		return nil, errors.New("-duration, -phase, -rate, -job and -repeat must be positive")

@@ -1,0 +1,77 @@
+package pool
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/offloadgo/offload/transfer"
+)
+
+// The pool's msgpack codec, the same on both ends of a worker connection
+// (the parent encodes inputs, the worker outputs). Encoding goes into a
+// body sized by a sizeHints guess (see bodies.go); structs are
+// array-encoded where arrayStructs allows it. Decoding accepts structs
+// either way.
+
+// newEncoder returns a pooled encoder writing to buf, set up for v: struct
+// fields by position rather than by name when v's type allows it. Give it
+// back with msgpack.PutEncoder.
+func newEncoder(buf *bytes.Buffer, v any) *msgpack.Encoder {
+	enc := msgpack.GetEncoder()
+	enc.Reset(buf) // clears whatever flags the encoder's last user set
+	enc.UseArrayEncodedStructs(arrayStructs(v))
+	return enc
+}
+
+// marshalInto appends v's msgpack to buf. msgpack reports most values it
+// can't encode (channels, funcs) as errors; a panic from a type's own
+// encoder, or from msgpack on a value it didn't expect, becomes one too.
+func marshalInto(buf *bytes.Buffer, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	enc := newEncoder(buf, v)
+	defer msgpack.PutEncoder(enc)
+	return enc.Encode(v)
+}
+
+// peerEncodeInto is marshalInto with a Peer: the Buffers in v move.
+func peerEncodeInto(buf *bytes.Buffer, peer *transfer.Peer, v any) (segs []transfer.Segment, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			segs, err = nil, fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	enc := newEncoder(buf, v)
+	defer msgpack.PutEncoder(enc)
+	return peer.Encode(enc, v)
+}
+
+// unmarshal decodes one msgpack value from data into out. The bytes come
+// from another process, so they are validated first: msgpack preallocates
+// the lengths that headers claim, which a corrupt message could make huge.
+func unmarshal(data []byte, out any) (err error) {
+	if err := transfer.ValidateMessage(data); err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	return msgpack.Unmarshal(data, out)
+}
+
+// peerUnmarshal is unmarshal with a Peer: references become Buffers.
+func peerUnmarshal(peer *transfer.Peer, data []byte, out any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	return peer.Unmarshal(data, out)
+}
