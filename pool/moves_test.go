@@ -167,15 +167,9 @@ func dupFD(f *os.File) (int, error) {
 // a call whose trailer it can't use with an error that asks to be retired.
 func TestServeMoves(t *testing.T) {
 	t.Parallel()
-	parent, worker, err := cancel.NewPair(0)
-	require.NoError(t, err)
+	parent, code := startServe(t)
 	defer parent.Close()
-	code := make(chan int, 1)
-	go func() {
-		code <- serve(worker)
-		worker.Close()
-	}()
-	_, err = parent.ReadFrame() // the hello
+	_, err := parent.ReadFrame() // the hello
 	require.NoError(t, err)
 	link := newPeerLink(parent.MaxFrame())
 	defer link.close()

@@ -63,17 +63,25 @@ func TestExchangeUnknownTask(t *testing.T) {
 	assert.Contains(t, err.Error(), "package level")
 }
 
-// serve, driven in process over a channel pair, as a pool would drive it.
-func TestServe(t *testing.T) {
-	t.Parallel()
+// startServe runs serve over one end of a new channel pair and returns the
+// other end, as a pool holds it, and the channel serve's exit code arrives on.
+func startServe(t *testing.T) (*cancel.Conn, <-chan int) {
+	t.Helper()
 	parent, worker, err := cancel.NewPair(0)
 	require.NoError(t, err)
-	defer parent.Close()
 	code := make(chan int, 1)
 	go func() {
 		code <- serve(worker)
 		worker.Close()
 	}()
+	return parent, code
+}
+
+// serve, driven in process over a channel pair, as a pool would drive it.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	parent, code := startServe(t)
+	defer parent.Close()
 	hello, err := parent.ReadFrame()
 	require.NoError(t, err)
 	assert.Equal(t, cancel.KindHello, hello.Kind)
