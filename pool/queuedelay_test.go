@@ -19,23 +19,15 @@ func TestQueueDelayDropsOverdueTasksOfAStandingQueue(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 10,
 		QueueDelay: pool.QueueDelay{Target: 5 * time.Millisecond, Interval: 30 * time.Millisecond}})
-	release := make(chan struct{})
-	started := make(chan int, 10)
-	blocker, err := pool.Submit(context.Background(), p, wait, gate{id: 0, started: started, release: release})
-	require.NoError(t, err)
-	require.Equal(t, 0, <-started)
-	open := make(chan struct{})
-	close(open)
+	started, free := occupyWorker(t, p)
 	var old []*pool.Future[int]
 	for i := 1; i <= 3; i++ {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: started, release: open})
+		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: started, release: openGate})
 		require.NoError(t, err)
 		old = append(old, f)
 	}
 	time.Sleep(60 * time.Millisecond) // the queue stands for two intervals
-	close(release)
-	_, err = blocker.Wait()
-	require.NoError(t, err)
+	free()
 	for _, f := range old {
 		_, err := f.Wait()
 		require.ErrorIs(t, err, pool.ErrQueueFull)
@@ -97,19 +89,11 @@ func TestQueueDelayIdleQueueIsNotStanding(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1, MaxQueue: 10,
 		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: time.Second}})
 	time.Sleep(1200 * time.Millisecond) // the queue has been empty for over an Interval
-	release := make(chan struct{})
-	started := make(chan int, 2)
-	blocker, err := pool.Submit(context.Background(), p, wait, gate{id: 0, started: started, release: release})
-	require.NoError(t, err)
-	require.Equal(t, 0, <-started)
-	open := make(chan struct{})
-	close(open)
-	queued, err := pool.Submit(context.Background(), p, wait, gate{id: 1, release: open})
+	_, free := occupyWorker(t, p)
+	queued, err := pool.Submit(context.Background(), p, wait, gate{id: 1, release: openGate})
 	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond) // well past Target, well within Interval
-	close(release)
-	_, err = blocker.Wait()
-	require.NoError(t, err)
+	free()
 	out, err := queued.Wait()
 	require.NoError(t, err, "a task queued behind one running task, in a queue empty until then, runs")
 	assert.Equal(t, 1, out)
@@ -126,27 +110,40 @@ func TestQueueDelayScalesWithRunTime(t *testing.T) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, p.Load().RecentRunTime, 10*time.Millisecond)
 
-	release := make(chan struct{})
-	started := make(chan int, 10)
-	blocker, err := pool.Submit(context.Background(), p, wait, gate{id: 0, started: started, release: release})
-	require.NoError(t, err)
-	require.Equal(t, 0, <-started)
-	open := make(chan struct{})
-	close(open)
+	_, free := occupyWorker(t, p)
 	var queued []*pool.Future[int]
 	for i := 1; i <= 3; i++ {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, release: open})
+		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, release: openGate})
 		require.NoError(t, err)
 		queued = append(queued, f)
 	}
 	time.Sleep(60 * time.Millisecond)
-	close(release)
-	_, err = blocker.Wait()
-	require.NoError(t, err)
+	free()
 	for i, f := range queued {
 		out, err := f.Wait()
 		require.NoError(t, err, "task %d waited within the scaled target", i+1)
 		assert.Equal(t, i+1, out)
 	}
 	assert.Zero(t, p.Stats().Canceled)
+}
+
+// openGate lets a gate task through at once.
+var openGate = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// occupyWorker starts a gate task that holds p's one worker until free is
+// called; free lets it finish and checks it returned cleanly. started gets
+// the id of each gate task that starts with it (the holder's is read here).
+func occupyWorker(t *testing.T, p *pool.Pool) (started chan int, free func()) {
+	t.Helper()
+	release := make(chan struct{})
+	started = make(chan int, 10)
+	holder, err := pool.Submit(context.Background(), p, wait, gate{id: 0, started: started, release: release})
+	require.NoError(t, err)
+	require.Equal(t, 0, <-started)
+	return started, func() {
+		t.Helper()
+		close(release)
+		_, err := holder.Wait()
+		require.NoError(t, err)
+	}
 }
