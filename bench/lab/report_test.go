@@ -77,12 +77,12 @@ func TestChunkSpec(t *testing.T) {
 		mode       string
 		chunk      time.Duration
 		yieldAfter bool
-		sleep      bool
+		netpoll    bool
 		ok         bool
 	}{
 		{"chunk5", 5 * time.Millisecond, false, false, true},
 		{"chunk20after", 20 * time.Millisecond, true, false, true},
-		{"chunk5sleep", 5 * time.Millisecond, false, true, true},
+		{"chunk5netpoll", 5 * time.Millisecond, false, true, true},
 		{"chunk0", 0, false, false, false},
 		{"chunkafter", 0, false, false, false},
 		{"chunk-1", 0, false, false, false},
@@ -94,7 +94,7 @@ func TestChunkSpec(t *testing.T) {
 		if ok {
 			assert.Equal(t, tt.chunk, opts.Budget, tt.mode)
 			assert.Equal(t, tt.yieldAfter, opts.NoYieldFirst, tt.mode)
-			assert.Equal(t, tt.sleep, opts.Yield != nil, tt.mode)
+			assert.Equal(t, tt.netpoll, opts.Yield != nil, tt.mode)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func scenarios(overloadPool string) []scenario {
 	const g1 = "server GOMAXPROCS=1"
 	ref(g1, 1, 0, "", "only /fast")
 	for _, m := range []struct{ mode, label string }{
-		{"inline", "inline"}, {"chunk5", "chunked 5 ms"}, {"chunk5sleep", "chunked 5 ms, yield = 50us sleep"},
+		{"inline", "inline"}, {"chunk5", "chunked 5 ms"}, {"chunk5netpoll", "chunked 5 ms, yield = budget.NetpollYield"},
 		{"chunk20", "chunked 20 ms"}, {"chunk20after", "chunked 20 ms, yield after each"},
 		{"pool1", "pool 1 worker"}, {"proc1", "subprocess 1 worker"},
 	} {

@@ -44,18 +44,11 @@ func chunked(ctx context.Context, n int, opts budget.Options) (uint64, error) {
 	return x, err
 }
 
-// pollYield is how long the "sleep" chunked modes rest between chunks. A
-// runtime.Gosched (budget's default yield) puts the goroutine on the
-// global run queue, which the scheduler looks at before it polls the
-// network: with one P, requests that arrived meanwhile wait for sysmon's
-// poll (every 10 ms at most). A short sleep leaves the P with nothing to
-// run, so it polls the network at once.
-const pollYield = 50 * time.Microsecond
-
 // chunkSpec parses the chunked modes: "chunk5" (5 ms chunks, yield with
 // runtime.Gosched before each), "chunk20after" (20 ms chunks, yield after
 // each: the first runs at once in the handler, the reference's variant),
-// "chunk5sleep" (yield by sleeping pollYield).
+// "chunk5netpoll" (yield with budget.NetpollYield, which lets the network
+// in when the server has one P).
 func chunkSpec(mode string) (budget.Options, bool) {
 	rest, found := strings.CutPrefix(mode, "chunk")
 	if !found {
@@ -63,9 +56,9 @@ func chunkSpec(mode string) (budget.Options, bool) {
 	}
 	var opts budget.Options
 	rest, opts.NoYieldFirst = strings.CutSuffix(rest, "after")
-	rest, sleep := strings.CutSuffix(rest, "sleep")
-	if sleep {
-		opts.Yield = func() { time.Sleep(pollYield) }
+	rest, netpoll := strings.CutSuffix(rest, "netpoll")
+	if netpoll {
+		opts.Yield = budget.NetpollYield
 	}
 	ms, err := strconv.Atoi(rest)
 	if err != nil || ms <= 0 {
