@@ -18,8 +18,9 @@
 //
 //   - [Each] and [Loop] run the whole loop before returning, yielding between
 //     chunks with runtime.Gosched, a caller-supplied func (unlock, let others
-//     in, lock again) or a duty cycle that rests so the loop takes at most a
-//     given share of a core.
+//     in, lock again; [NetpollYield] when the loop shares its only P with
+//     network handlers) or a duty cycle that rests so the loop takes at most
+//     a given share of a core.
 //   - [Stepper] runs one chunk per call, for loops that must return between
 //     ticks (a game or UI loop, an actor, a Raft apply loop).
 //   - [Stepper.Chunks] is the same as a Go range-over-func iterator; with

@@ -24,8 +24,10 @@ type Options struct {
 	// Yield is called on the calling goroutine between chunks, and before
 	// the first chunk unless NoYieldFirst is set: for example a func that
 	// unlocks a mutex, lets waiters in and locks it again. nil means
-	// runtime.Gosched. Yield and DutyCycle are exclusive; a caller that
-	// needs both can sleep inside its own Yield.
+	// runtime.Gosched, which does not let the network in when the process
+	// has one P (GOMAXPROCS=1): use NetpollYield there. Yield and DutyCycle
+	// are exclusive; a caller that needs both can sleep inside its own
+	// Yield.
 	Yield func()
 
 	// DutyCycle, when in (0, 1), caps the share of a core the loop takes:
