@@ -22,12 +22,13 @@ const netpollNap = 50 * time.Microsecond
 // runtime.Gosched afterwards keeps the loop from cutting in front of them
 // when the timer fires first.
 //
-// The price is idle time: when nothing else is waiting the P sleeps until
-// the timer fires, and the runtime's network wait has a 1 ms granularity.
-// The lab measured a 200 ms job in 5 ms chunks taking about 250 ms instead
-// of 215 ms, and /fast p99 under GOMAXPROCS=1 at about 8 ms instead of 16.
-// With more than one P, an idle P polls the network anyway: keep the
-// default there.
+// The price is idle time. When nothing else is waiting, the P sleeps until
+// the timer fires, and the runtime's network wait has a 1 ms granularity,
+// so a yield costs up to about a millisecond. In the lab (go run
+// ./bench/lab) under GOMAXPROCS=1, a 200 ms job in 5 ms chunks took 242 ms
+// instead of 214 ms, and /fast p99 was 6.9 ms instead of 14.8 ms. With more
+// than one P, an idle P polls the network anyway, so keep the default
+// there.
 func NetpollYield() {
 	time.Sleep(netpollNap)
 	runtime.Gosched()
