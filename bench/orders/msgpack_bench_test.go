@@ -10,9 +10,9 @@ import (
 
 // For context beside the orders table: what msgpack itself costs for the
 // trap's 250,000 rows, with structs encoded as maps (field names in every
-// row: what the pool's codec does today) and as arrays
-// (UseArrayEncodedStructs: positional, safe only where both ends are the
-// same binary, as a Subprocess pool's are).
+// row) and as arrays (UseArrayEncodedStructs: positional, safe only where
+// both ends are the same binary, as a Subprocess pool's are; the pool's
+// codec does this where the type allows it).
 //
 //	go test ./bench/orders -run '^$' -bench Msgpack -benchmem -count 6
 func BenchmarkMsgpackRows(b *testing.B) {
