@@ -190,8 +190,13 @@ func (c *call[In, Out]) conclude(out Out, err error) (failed, won bool) {
 	return err != nil, true
 }
 
-// finish releases what begin and accept set up, once the task has run.
+// finish releases what begin and accept set up, and the input, once the
+// task has run: a caller may hold a Submit'ed Future long after it
+// resolved, and it must not keep the input (or its encoded body, which
+// the pool may be reusing) alive. Only the worker touches them by now.
 func (c *call[In, Out]) finish() {
+	var zero In
+	c.in, c.payload = zero, nil
 	if c.cancel != nil {
 		c.cancel(nil)
 	}
