@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,6 +75,7 @@ func summarize(o *outcome, st settings) {
 		if n := len(o.Stats); n > 0 {
 			last := o.Stats[n-1]
 			r.Goroutines, r.HeapMiB, r.RunP50 = last.Goroutines, float64(last.HeapInuse)/(1<<20), last.RunP50
+			r.SchedServer = medianSched(o.Stats)
 		}
 		o.Rows = []row{r}
 		return
@@ -120,6 +122,23 @@ func medianP99(samples []sample, runs int) (median, lo, hi time.Duration) {
 	}
 	slices.Sort(p99s)
 	return p99s[len(p99s)/2], p99s[0], p99s[len(p99s)-1]
+}
+
+// medianSched is the server's scheduling latency of the run whose p99 is
+// the median, as the row's /fast p99 is: one stall of the shared machine
+// moves one run, not the row.
+func medianSched(stats []serverStats) schedDist {
+	runs := make([]schedDist, 0, len(stats))
+	for _, s := range stats {
+		if s.Sched.N > 0 {
+			runs = append(runs, s.Sched)
+		}
+	}
+	if len(runs) == 0 {
+		return schedDist{}
+	}
+	slices.SortFunc(runs, func(a, b schedDist) int { return cmp.Compare(a.P99, b.P99) })
+	return runs[len(runs)/2]
 }
 
 func rowName(sc scenario, phase int) string {

@@ -27,7 +27,8 @@ func TestMedianP99IgnoresOneStalledRun(t *testing.T) {
 }
 
 // A reference row pools its runs' samples but reports goodput per second
-// of one run, and its p99 as the median run's.
+// of one run, and its p99 and server scheduling latency as the median
+// run's.
 func TestSummarizeRepeatedReferenceRow(t *testing.T) {
 	t.Parallel()
 	st := settings{Duration: time.Second, Repeat: 3}
@@ -39,6 +40,11 @@ func TestSummarizeRepeatedReferenceRow(t *testing.T) {
 		}
 		o.Samples = append(o.Samples, sample{Stream: "job", Run: run, At: 500 * time.Millisecond, Latency: 200 * time.Millisecond, Status: 200})
 	}
+	// The server's scheduling latency, one reading per run, the middle
+	// run stalled: the row reports the median run's.
+	for _, p99 := range []time.Duration{time.Millisecond, 30 * time.Millisecond, 2 * time.Millisecond} {
+		o.Stats = append(o.Stats, serverStats{Sched: schedDist{N: 10, P99: p99, Max: 2 * p99}})
+	}
 	summarize(&o, st)
 	r := o.Rows[0]
 	assert.Equal(t, 3, r.Runs)
@@ -47,6 +53,7 @@ func TestSummarizeRepeatedReferenceRow(t *testing.T) {
 	assert.Equal(t, time.Millisecond, r.FastP99Lo)
 	assert.Equal(t, 3*time.Millisecond, r.FastP99Hi)
 	assert.Equal(t, 300, r.Fast.N)
+	assert.Equal(t, schedDist{N: 10, P99: 2 * time.Millisecond, Max: 4 * time.Millisecond}, r.SchedServer)
 }
 
 // Shed's 503s (marked by the server) are told from the 503s of tasks

@@ -7,9 +7,13 @@ import (
 	"time"
 )
 
-// columns of the main table; every latency is in milliseconds.
+// columns of the main table; every latency is in milliseconds. srvsch p99
+// is how long the server's goroutines sat runnable before they ran: when it
+// tracks /fast's p99, the server was short of Ps; when it stays low while
+// p99 rises, the delay is outside the server's Go scheduler (its threads
+// waiting for a core, or the load generator).
 var columns = []string{"p50 fast", "p99 fast", "p99 range", "max fast", "p50 job", "p99 job", "max job",
-	"jobs", "503s", "503 max", "dropped", "errors", "goodput/s", "gor", "heap MiB", "run p50", "recover", "note"}
+	"jobs", "503s", "503 max", "dropped", "errors", "goodput/s", "gor", "heap MiB", "run p50", "srvsch p99", "recover", "note"}
 
 // stallLag is how late the generator must send a request for a row to be
 // marked: the load generator itself did not run, so the whole machine was
@@ -43,7 +47,8 @@ func printTable(w io.Writer, rows []row) {
 			ms(r.Fast.P50), ms(r.Fast.P99), p99Range, ms(r.Fast.Max),
 			msIf(r.Job.N, r.Job.P50), msIf(r.Job.N, r.Job.P99), msIf(r.Job.N, r.Job.Max),
 			fmt.Sprint(r.Jobs), fmt.Sprint(r.Shed), msIf(r.Shed, r.ShedTime.Max), fmt.Sprint(r.Dropped), fmt.Sprint(r.Errors),
-			fmt.Sprintf("%.1f", r.Goodput), fmt.Sprint(r.Goroutines), fmt.Sprintf("%.1f", r.HeapMiB), msIf(int(r.RunP50), r.RunP50), "",
+			fmt.Sprintf("%.1f", r.Goodput), fmt.Sprint(r.Goroutines), fmt.Sprintf("%.1f", r.HeapMiB), msIf(int(r.RunP50), r.RunP50),
+			msIf(int(r.SchedServer.N), r.SchedServer.P99), "",
 		}
 		if r.Recovered >= 0 {
 			cells[len(cells)-1] = ms(r.Recovered)
