@@ -38,6 +38,9 @@ var modes = []mode{
 	// for the rows as objects and as the JSON of the same rows.
 	{name: "echo-rows", pooled: true, op: echoRows},
 	{name: "echo-json", pooled: true, op: echoJSON},
+	// The rows again, through a hand-written msgpack codec instead of
+	// msgpack's reflection: what a row type that crosses often can have.
+	{name: "echo-rows-codec", pooled: true, op: echoPacked},
 }
 
 // decodeInCaller is mode (1): the caller decodes and sums, busy throughout.
@@ -108,6 +111,18 @@ func rowsBack(e *env) (Summary, error) {
 func echoRows(e *env) (Summary, error) {
 	rows, err := submitAndWait(e, echoOrders, e.data.rows)
 	if err != nil || sameSlice(rows, e.data.rows) {
+		return e.data.want, err
+	}
+	var got Summary
+	e.untimed(func() { got = summarize(rows) })
+	return got, nil
+}
+
+// echoPacked is echoRows for packedOrders, checked the same way.
+func echoPacked(e *env) (Summary, error) {
+	sent := packedOrders(e.data.rows)
+	rows, err := submitAndWait(e, echoPackedOrders, sent)
+	if err != nil || sameSlice(rows, sent) {
 		return e.data.want, err
 	}
 	var got Summary

@@ -38,9 +38,12 @@ var (
 	decodeAll = pool.Register("orders.decode-all", func(_ context.Context, data []byte) ([]Order, error) {
 		return decodeOrders(data)
 	})
-	// echoOrders and echoBytes return their input: the boundary's own
+	// echoOrders, echoPackedOrders and echoBytes return their input: the boundary's own
 	// cost, there and back.
 	echoOrders = pool.Register("orders.echo-rows", func(_ context.Context, rows []Order) ([]Order, error) {
+		return rows, nil
+	})
+	echoPackedOrders = pool.Register("orders.echo-rows-codec", func(_ context.Context, rows packedOrders) (packedOrders, error) {
 		return rows, nil
 	})
 	echoBytes = pool.Register("orders.echo-json", func(_ context.Context, data []byte) ([]byte, error) {
