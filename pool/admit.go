@@ -148,6 +148,9 @@ func (p *Pool) abandon(j job, err error) {
 		err = withCause(ErrTerminated, err) // its worker process is killed
 	}
 	j.fail(err, &p.stats.canceled)
+	if dequeued {
+		j.forget() // a running job's worker forgets it when it returns
+	}
 	p.mu.Unlock()
 	if dequeued {
 		j.drop() // the queue's hold; a running job's is its worker's

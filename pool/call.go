@@ -47,6 +47,10 @@ type job interface {
 	// counting it in tally first, and cancels the task's context if it is
 	// running.
 	fail(err error, tally *atomic.Uint64) bool
+	// forget drops the input and the caller's ctx (and what the pool
+	// derived from it) once the job has run, or has left the queue for
+	// good. p.mu is held.
+	forget()
 	// drop says the pool is done with the job (see call.refs).
 	drop()
 }
@@ -117,8 +121,9 @@ func (c *call[In, Out]) context() context.Context { return c.ctx }
 func (c *call[In, Out]) known() bool              { return c.def != nil }
 
 func (c *call[In, Out]) accept(p *Pool, watch bool) {
-	if watch && c.ctx.Done() != nil {
-		c.unwatch = context.AfterFunc(c.ctx, func() { p.abandon(c, c.ctx.Err()) })
+	if ctx := c.ctx; watch && ctx.Done() != nil {
+		// The func reads its own copy of ctx: it may run after forget.
+		c.unwatch = context.AfterFunc(ctx, func() { p.abandon(c, ctx.Err()) })
 	}
 }
 
@@ -190,19 +195,26 @@ func (c *call[In, Out]) conclude(out Out, err error) (failed, won bool) {
 	return err != nil, true
 }
 
-// finish releases what begin and accept set up, and the input, once the
-// task has run: a caller may hold a Submit'ed Future long after it
-// resolved, and it must not keep the input (or its encoded body, which
-// the pool may be reusing) alive. Only the worker touches them by now.
+// finish stops what begin and accept set up, once the task has run.
 func (c *call[In, Out]) finish() {
-	var zero In
-	c.in, c.payload = zero, nil
 	if c.cancel != nil {
 		c.cancel(nil)
 	}
 	if c.unwatch != nil {
 		c.unwatch()
 	}
+}
+
+// forget lets go of all the call held for the task: a caller may keep a
+// Submit'ed Future long after it resolved, and it must not keep the input
+// (or its encoded body, which the pool may be reusing) or the caller's ctx
+// (a request's context may carry much) alive. It runs under p.mu because
+// fail, the only other reader of cancel and unwatch by then, does; the
+// AfterFunc has its own copy of ctx.
+func (c *call[In, Out]) forget() {
+	var zero In
+	c.in, c.payload = zero, nil
+	c.ctx, c.runCtx, c.cancel, c.unwatch = nil, nil, nil, nil
 }
 
 func (c *call[In, Out]) prepare(codec remote) (err error) {

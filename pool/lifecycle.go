@@ -54,6 +54,7 @@ func (p *Pool) Close() error {
 	for _, j := range dropped {
 		j.dropInput() // before the caller hears of it
 		j.fail(ErrClosed, &p.stats.canceled)
+		j.forget()
 	}
 	runningErr := ErrClosed
 	if p.remote != nil {

@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -44,6 +45,69 @@ func TestHeldFutureDoesNotKeepItsInput(t *testing.T) {
 		runtime.GC()
 		return collected.Load()
 	}, 5*time.Second, 10*time.Millisecond, "the input lives as long as its Future")
+	runtime.KeepAlive(f)
+}
+
+// Nor must it keep the Submit ctx alive, with the values a request's
+// context carries, whether or not that ctx can end: the pool derives a
+// context from it for the task and, for one that can end, watches it.
+func TestHeldFutureDoesNotKeepItsContext(t *testing.T) {
+	type key struct{}
+	for _, cancellable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cancellable=%t", cancellable), func(t *testing.T) {
+			p := newPool(t, pool.Options{Workers: 1})
+			val := &retained{}
+			var collected atomic.Bool
+			runtime.AddCleanup(val, func(*atomic.Bool) { collected.Store(true) }, &collected)
+			parent, cancel := context.Background(), context.CancelFunc(func() {})
+			if cancellable {
+				// The test keeps the parent's cancel; only the ctx made
+				// from it below holds the value.
+				parent, cancel = context.WithCancel(parent)
+			}
+			defer cancel()
+			ctx := context.WithValue(parent, key{}, val)
+			val = nil
+			f, err := pool.Submit(ctx, p, inputSize, &retained{})
+			require.NoError(t, err)
+			_, err = f.Wait()
+			require.NoError(t, err)
+			ctx = nil
+
+			assert.Eventually(t, func() bool {
+				runtime.GC()
+				return collected.Load()
+			}, 5*time.Second, 10*time.Millisecond, "the ctx lives as long as its Future")
+			runtime.KeepAlive(f)
+		})
+	}
+}
+
+// The same holds for a task that never ran: its caller gave up while it
+// was queued, and the Future resolved with the ctx's error.
+func TestHeldFutureOfAnAbandonedTaskKeepsNothing(t *testing.T) {
+	type key struct{}
+	p := newPool(t, pool.Options{Workers: 1})
+	_, free := occupyWorker(t, p)
+	defer free()
+
+	in, val := &retained{}, &retained{}
+	var inGone, valGone atomic.Bool
+	runtime.AddCleanup(in, func(*atomic.Bool) { inGone.Store(true) }, &inGone)
+	runtime.AddCleanup(val, func(*atomic.Bool) { valGone.Store(true) }, &valGone)
+	parent, cancel := context.WithCancel(context.Background())
+	ctx := context.WithValue(parent, key{}, val)
+	f, err := pool.Submit(ctx, p, inputSize, in)
+	require.NoError(t, err)
+	in, val, ctx = nil, nil, nil
+	cancel()
+	_, err = f.Wait()
+	require.ErrorIs(t, err, context.Canceled)
+
+	assert.Eventually(t, func() bool {
+		runtime.GC()
+		return inGone.Load() && valGone.Load()
+	}, 5*time.Second, 10*time.Millisecond, "input collected: %t, ctx collected: %t", inGone.Load(), valGone.Load())
 	runtime.KeepAlive(f)
 }
 

@@ -54,6 +54,7 @@ func (p *Pool) work(w *worker) {
 	for {
 		var start int64 // 0 for a fresh clock reading
 		if done.job != nil {
+			done.job.forget()
 			w.current = nil
 			inc(&p.stats.busy, -1)
 			p.release()
@@ -168,6 +169,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 func (p *Pool) shedOverdue(j job, waited, limit time.Duration) {
 	j.dropInput() // before the caller hears of it
 	j.fail(errOverdue(waited, limit), &p.stats.canceled)
+	j.forget()
 	p.release()
 	j.drop() // the queue's hold
 }
