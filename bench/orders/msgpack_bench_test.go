@@ -13,7 +13,8 @@ import (
 // row) and as arrays (UseArrayEncodedStructs: positional, safe only where
 // both ends are the same binary, as a Subprocess pool's are; the pool's
 // codec does this where the type allows it), and through packedOrders'
-// hand-written codec, which writes the same bytes as array.
+// hand-written codec, which writes the array layout with shortest-form
+// integers.
 //
 //	go test ./bench/orders -run '^$' -bench Msgpack -benchmem -count 6
 func BenchmarkMsgpackRows(b *testing.B) {

@@ -38,8 +38,8 @@ var (
 	decodeAll = pool.Register("orders.decode-all", func(_ context.Context, data []byte) ([]Order, error) {
 		return decodeOrders(data)
 	})
-	// echoOrders, echoPackedOrders and echoBytes return their input: the boundary's own
-	// cost, there and back.
+	// echoOrders, echoPackedOrders and echoBytes return their input: the
+	// boundary's own cost, there and back.
 	echoOrders = pool.Register("orders.echo-rows", func(_ context.Context, rows []Order) ([]Order, error) {
 		return rows, nil
 	})
