@@ -108,9 +108,10 @@ func (rows *packedOrders) DecodeMsgpack(dec *msgpack.Decoder) error {
 
 // rowReader decodes orders whose strings share one allocation per row:
 // their bytes are gathered in text, then copied into one string that
-// every string field of the row slices. A row's strings live and die
-// together, so the sharing costs no memory, and it saves four or five
-// allocations a row (msgpack makes one per string).
+// every string field of the row slices. That saves four or five
+// allocations a row (msgpack makes one per string); the price is that one
+// field kept alone keeps its row's other strings too, which for rows used
+// whole is nothing.
 type rowReader struct {
 	dec   *msgpack.Decoder
 	text  []byte // the row's string bytes, reused from row to row
@@ -125,7 +126,7 @@ type span struct{ from, to int }
 // before the input runs out.
 const maxChunk = 1 << 20
 
-func (r *rowReader) order(o *Order) (err error) {
+func (r *rowReader) order(o *Order) error {
 	n, err := r.dec.DecodeArrayLen()
 	if err != nil {
 		return err
