@@ -54,7 +54,15 @@ func peerEncodeInto(buf *bytes.Buffer, peer *transfer.Peer, v any) (segs []trans
 // unmarshal decodes one msgpack value from data into out. The bytes come
 // from another process, so they are validated first: msgpack preallocates
 // the lengths that headers claim, which a corrupt message could make huge.
+// A []byte out may be data's own bytes (see rawBytes): data must be a
+// frame's body, not reused once decoded.
 func unmarshal(data []byte, out any) (err error) {
+	if p, ok := out.(*[]byte); ok {
+		if b, ok := rawBytes(data); ok {
+			*p = b
+			return nil
+		}
+	}
 	if err := transfer.ValidateMessage(data); err != nil {
 		return err
 	}
