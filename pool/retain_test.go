@@ -32,8 +32,7 @@ var (
 func TestHeldFutureDoesNotKeepItsInput(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1})
 	in := &retained{}
-	var collected atomic.Bool
-	runtime.AddCleanup(in, func(*atomic.Bool) { collected.Store(true) }, &collected)
+	inGone := watchCollection(in)
 	f, err := pool.Submit(testCtx(t), p, inputSize, in)
 	require.NoError(t, err)
 	n, err := f.Wait()
@@ -41,10 +40,7 @@ func TestHeldFutureDoesNotKeepItsInput(t *testing.T) {
 	require.Equal(t, len(in.pad), n)
 	in = nil
 
-	assert.Eventually(t, func() bool {
-		runtime.GC()
-		return collected.Load()
-	}, 5*time.Second, 10*time.Millisecond, "the input lives as long as its Future")
+	assertCollected(t, "the input", inGone)
 	runtime.KeepAlive(f)
 }
 
@@ -57,8 +53,7 @@ func TestHeldFutureDoesNotKeepItsContext(t *testing.T) {
 		t.Run(fmt.Sprintf("cancellable=%t", cancellable), func(t *testing.T) {
 			p := newPool(t, pool.Options{Workers: 1})
 			val := &retained{}
-			var collected atomic.Bool
-			runtime.AddCleanup(val, func(*atomic.Bool) { collected.Store(true) }, &collected)
+			valGone := watchCollection(val)
 			parent, cancel := context.Background(), context.CancelFunc(func() {})
 			if cancellable {
 				// The test keeps the parent's cancel; only the ctx made
@@ -74,10 +69,7 @@ func TestHeldFutureDoesNotKeepItsContext(t *testing.T) {
 			require.NoError(t, err)
 			ctx = nil
 
-			assert.Eventually(t, func() bool {
-				runtime.GC()
-				return collected.Load()
-			}, 5*time.Second, 10*time.Millisecond, "the ctx lives as long as its Future")
+			assertCollected(t, "the ctx", valGone)
 			runtime.KeepAlive(f)
 		})
 	}
@@ -92,9 +84,7 @@ func TestHeldFutureOfAnAbandonedTaskKeepsNothing(t *testing.T) {
 	defer free()
 
 	in, val := &retained{}, &retained{}
-	var inGone, valGone atomic.Bool
-	runtime.AddCleanup(in, func(*atomic.Bool) { inGone.Store(true) }, &inGone)
-	runtime.AddCleanup(val, func(*atomic.Bool) { valGone.Store(true) }, &valGone)
+	inGone, valGone := watchCollection(in), watchCollection(val)
 	parent, cancel := context.WithCancel(context.Background())
 	ctx := context.WithValue(parent, key{}, val)
 	f, err := pool.Submit(ctx, p, inputSize, in)
@@ -104,10 +94,8 @@ func TestHeldFutureOfAnAbandonedTaskKeepsNothing(t *testing.T) {
 	_, err = f.Wait()
 	require.ErrorIs(t, err, context.Canceled)
 
-	assert.Eventually(t, func() bool {
-		runtime.GC()
-		return inGone.Load() && valGone.Load()
-	}, 5*time.Second, 10*time.Millisecond, "input collected: %t, ctx collected: %t", inGone.Load(), valGone.Load())
+	assertCollected(t, "the input", inGone)
+	assertCollected(t, "the ctx", valGone)
 	runtime.KeepAlive(f)
 }
 
@@ -130,6 +118,23 @@ func TestHeldSubprocessFutureDoesNotKeepItsEncodedInput(t *testing.T) {
 	grown := int64(heapAfterGC()) - int64(base)
 	assert.Less(t, grown, int64(size/2), "the heap grew by %d MiB while the Future is held", grown>>20)
 	runtime.KeepAlive(f)
+}
+
+// watchCollection returns a flag set once v has been collected.
+func watchCollection(v *retained) *atomic.Bool {
+	gone := new(atomic.Bool)
+	runtime.AddCleanup(v, func(gone *atomic.Bool) { gone.Store(true) }, gone)
+	return gone
+}
+
+// assertCollected collects garbage until gone is set, failing if what
+// (watched by watchCollection) stays alive.
+func assertCollected(t *testing.T, what string, gone *atomic.Bool) {
+	t.Helper()
+	assert.Eventually(t, func() bool {
+		runtime.GC()
+		return gone.Load()
+	}, 5*time.Second, 10*time.Millisecond, "%s lives as long as its Future", what)
 }
 
 // heapAfterGC returns the live heap after two collections (the second
