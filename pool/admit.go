@@ -143,18 +143,26 @@ func (p *Pool) abandon(j job, err error) {
 	if dequeued {
 		p.stats.queued.Store(int64(p.queue.n))
 		p.release()
-		j.dropInput() // before the caller hears of it
-	} else if p.remote != nil {
-		err = withCause(ErrTerminated, err) // its worker process is killed
-	}
-	j.fail(err, &p.stats.canceled)
-	if dequeued {
-		j.forget() // a running job's worker forgets it when it returns
+		p.dismiss(j, err)
+	} else {
+		if p.remote != nil {
+			err = withCause(ErrTerminated, err) // its worker process is killed
+		}
+		j.fail(err, &p.stats.canceled) // its worker forgets it when it returns
 	}
 	p.mu.Unlock()
 	if dequeued {
 		j.drop() // the queue's hold; a running job's is its worker's
 	}
+}
+
+// dismiss resolves j, which has left the queue without running, with err:
+// its input's Buffers are freed before the caller hears of it, and the
+// call lets go of its input and ctx after. p.mu is held.
+func (p *Pool) dismiss(j job, err error) {
+	j.dropInput()
+	j.fail(err, &p.stats.canceled)
+	j.forget()
 }
 
 // release frees one admission slot: it goes to the longest-waiting

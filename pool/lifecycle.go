@@ -52,9 +52,7 @@ func (p *Pool) Close() error {
 	}
 	p.wakeIdle()
 	for _, j := range dropped {
-		j.dropInput() // before the caller hears of it
-		j.fail(ErrClosed, &p.stats.canceled)
-		j.forget()
+		p.dismiss(j, ErrClosed)
 	}
 	runningErr := ErrClosed
 	if p.remote != nil {

@@ -167,9 +167,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 // shedOverdue fails a task QueueDelay won't run and frees its slot. p.mu
 // is held.
 func (p *Pool) shedOverdue(j job, waited, limit time.Duration) {
-	j.dropInput() // before the caller hears of it
-	j.fail(errOverdue(waited, limit), &p.stats.canceled)
-	j.forget()
+	p.dismiss(j, errOverdue(waited, limit))
 	p.release()
 	j.drop() // the queue's hold
 }
