@@ -398,6 +398,22 @@ func closeFDs(fds []int) {
 	}
 }
 
+// Unread returns how many bytes of the frames this side wrote the peer has
+// not read yet. Once the peer is dead it tells whether the peer took the
+// last frame: a frame is acted on only once read whole, so a frame with
+// bytes unread was never acted on. ErrClosed after Close.
+func (c *Conn) Unread() (int, error) {
+	if err := c.acquire(); err != nil {
+		return 0, err
+	}
+	defer c.release()
+	n, err := unix.IoctlGetInt(c.wfd, unix.TIOCINQ) // FIONREAD, on a pipe's either end
+	if err != nil {
+		return 0, fmt.Errorf("cancel: unread bytes: %w", err)
+	}
+	return n, nil
+}
+
 // Close ends every blocked or later call on this side with ErrClosed, and
 // closes the descriptors once no call is in flight, at which point the
 // peer reads EOF. It does not block and is idempotent; it returns nil.

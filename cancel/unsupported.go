@@ -25,6 +25,9 @@ func (c *Conn) WriteFrame(Frame) error { return ErrUnsupported }
 // WriteFrames returns ErrUnsupported.
 func (c *Conn) WriteFrames(...Frame) error { return ErrUnsupported }
 
+// Unread returns ErrUnsupported.
+func (c *Conn) Unread() (int, error) { return 0, ErrUnsupported }
+
 // Close returns nil.
 func (c *Conn) Close() error { return nil }
 
