@@ -18,22 +18,31 @@ const (
 func (p *Pool) admit(j job, mode admitMode) error {
 	err := p.tryAdmit(j, mode)
 	if err != nil {
+		j.discard()
 		j.drop()
 		j.drop()
 	}
 	return err
 }
 
+// tryAdmit is admit's work. Everything that calls into the caller's code —
+// the ctx's methods, the input's encoder — runs before the pool's lock is
+// taken: a ctx that panics then fails its own caller and leaves the pool
+// as it was, and no caller can stall the lock.
 func (p *Pool) tryAdmit(j job, mode admitMode) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	ctx := j.context()
-	if !j.known() {
+	if err := p.precheck(j, ctx, mode); err != nil {
 		p.stats.rejected.Add(1)
-		return ErrUnknownTask
+		return err
 	}
 	if err := j.prepare(p.remote); err != nil {
 		p.stats.rejected.Add(1)
 		return err
 	}
+	j.derive(p.stop)
 	// A task that will wait in the queue needs the time it was queued; read
 	// the clock before the lock rather than while holding it, when the
 	// lock-free counters say the task will likely queue.
@@ -42,10 +51,10 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		since = now()
 	}
 	p.mu.Lock()
-	if err := p.refuse(ctx); err != nil {
+	if p.state != open {
 		p.mu.Unlock()
 		p.stats.rejected.Add(1)
-		return err
+		return ErrClosed
 	}
 	if p.full() {
 		if mode&admitWait == 0 {
@@ -76,12 +85,36 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	return nil
 }
 
-// refuse says why the pool can't take a submission at all. p.mu is held.
-func (p *Pool) refuse(ctx context.Context) error {
-	if p.state != open {
-		return ErrClosed
+// precheck refuses, without the lock, a submission that can't be taken: a
+// nil ctx, an unregistered task, a caller that has given up already, and
+// — when the lock-free counters say so — a full pool (the check under the
+// lock decides; this one keeps a flood of rejections off the lock and
+// spares them the ctx derivation).
+func (p *Pool) precheck(j job, ctx context.Context, mode admitMode) error {
+	switch {
+	case ctx == nil:
+		return errNilContext
+	case !j.known():
+		return ErrUnknownTask
 	}
-	return ctx.Err() // the caller has given up already: don't start the work
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	switch {
+	case p.stats.closed.Load():
+		return ErrClosed
+	case mode&admitWait == 0 && p.opts.capacity >= 0 && p.stats.inflight.Load() >= int64(p.opts.capacity):
+		return ErrQueueFull
+	}
+	return nil
+}
+
+// usable says why p can't be used at all: nil, or not made by New.
+func (p *Pool) usable() error {
+	if p == nil || p.stop == nil {
+		return errNotNew
+	}
+	return nil
 }
 
 // full reports whether every admission slot is taken. p.mu is held.
@@ -145,10 +178,7 @@ func (p *Pool) abandon(j job, err error) {
 		p.release()
 		p.dismiss(j, err)
 	} else {
-		if p.remote != nil {
-			err = withCause(ErrTerminated, err) // its worker process is killed
-		}
-		j.fail(err, &p.stats.canceled) // its worker forgets it when it returns
+		j.quit(err, &p.stats.canceled) // its worker forgets it when it returns
 	}
 	p.mu.Unlock()
 	if dequeued {

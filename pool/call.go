@@ -2,7 +2,7 @@ package pool
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -14,20 +14,26 @@ type job interface {
 	queueLink() *link
 	context() context.Context
 	known() bool // the task was registered
+	// derive makes the task's context from the caller's, before the pool's
+	// lock is taken: it is the last step of a submission that calls into
+	// the caller's ctx (see admit). discard undoes it for a submission
+	// that is refused.
+	derive(stop context.Context)
+	discard()
 	// accept, with watch, arranges for the future to resolve when the
-	// caller's ctx ends. p.mu is held.
+	// caller's ctx ends. It watches the derived context, which is the
+	// pool's own, so that no caller code runs under the lock. p.mu is held.
 	accept(p *Pool, watch bool)
-	// begin readies the task's context; the worker calls it under the
-	// pool's lock as it takes the job, so that Close can interrupt it.
-	begin(stop context.Context)
 	// run executes the task on the calling goroutine and claims the
-	// future for its result (see conclude); it reports whether the task
-	// returned an error and whether the claim was won.
-	run() (failed, won bool)
+	// future for its result (see conclude).
+	run() outcome
 	// runRemote is run for a Subprocess worker: the task runs in r's
 	// process, on the input encoded by prepare or, if it can hold
 	// Buffers, encoded by r with its process's Peer.
-	runRemote(r runner) (failed, won bool)
+	runRemote(r runner) outcome
+	// exited ends a job whose task called runtime.Goexit on the worker's
+	// goroutine, as run would have had the task returned ErrGoexit.
+	exited() outcome
 	// prepare encodes (or, for an input that can hold Buffers, checks)
 	// the input for a Subprocess pool, before admission, so that a value
 	// that can't cross fails at once and costs no slot.
@@ -44,9 +50,12 @@ type job interface {
 	// the worker has done its bookkeeping.
 	wake()
 	// fail resolves the future with err unless it has resolved already,
-	// counting it in tally first, and cancels the task's context if it is
-	// running.
+	// counting it in tally first, and cancels the task's context.
 	fail(err error, tally *atomic.Uint64) bool
+	// quit resolves the future of a running task whose caller's ctx ended
+	// with end (see quitErr), or of one the pool closed under it (end is
+	// ErrClosed).
+	quit(end error, tally *atomic.Uint64)
 	// forget drops the input and the caller's ctx (and what the pool
 	// derived from it) once the job has run, or has left the queue for
 	// good. p.mu is held.
@@ -54,6 +63,16 @@ type job interface {
 	// drop says the pool is done with the job (see call.refs).
 	drop()
 }
+
+// outcome is how a job that ran ended for its caller, for the counters.
+type outcome uint8
+
+const (
+	lost      outcome = iota // resolved by someone else first, who counted it
+	completed                // the task's result
+	failed                   // the task's error, or its panic
+	canceled                 // the caller's ctx ended: the caller got its error
+)
 
 // call is one submission: the task, its input, and its future. One
 // allocation holds all of it, queue link included; Run reuses them.
@@ -64,15 +83,20 @@ type call[In, Out any] struct {
 	ctx  context.Context   // the caller's
 	in   In
 
-	// Set by begin, under the pool's lock.
+	// Set by derive, before admission: the task's context, and its cancel
+	// when the caller's ctx can end.
 	runCtx context.Context
-	cancel context.CancelCauseFunc // when the caller's ctx can end
+	cancel context.CancelCauseFunc
 
 	// unwatch stops the AfterFunc that Submit sets on a cancellable ctx.
 	unwatch func() bool
 
 	// payload is the encoded input, for a Subprocess pool.
 	payload []byte
+
+	// handover says whether a Subprocess runner has sent the call to its
+	// process.
+	handover handover
 
 	// refs counts who still holds a recycled call: Run's caller and the
 	// pool (queue or worker). The last to let go puts it back in
@@ -120,14 +144,7 @@ func (c *call[In, Out]) queueLink() *link         { return &c.link }
 func (c *call[In, Out]) context() context.Context { return c.ctx }
 func (c *call[In, Out]) known() bool              { return c.def != nil }
 
-func (c *call[In, Out]) accept(p *Pool, watch bool) {
-	if ctx := c.ctx; watch && ctx.Done() != nil {
-		// The func reads its own copy of ctx: it may run after forget.
-		c.unwatch = context.AfterFunc(ctx, func() { p.abandon(c, ctx.Err()) })
-	}
-}
-
-func (c *call[In, Out]) begin(stop context.Context) {
+func (c *call[In, Out]) derive(stop context.Context) {
 	switch {
 	case c.ctx == context.Background() || c.ctx == context.TODO():
 		// No values and no end of its own: the pool's stop context is
@@ -137,6 +154,22 @@ func (c *call[In, Out]) begin(stop context.Context) {
 		c.runCtx = &stopCtx{Context: c.ctx, stop: stop}
 	default:
 		c.runCtx, c.cancel = context.WithCancelCause(c.ctx)
+	}
+}
+
+func (c *call[In, Out]) discard() {
+	if c.cancel != nil {
+		c.cancel(nil)
+	}
+}
+
+func (c *call[In, Out]) accept(p *Pool, watch bool) {
+	if watch && c.cancel != nil {
+		// The func reads its own copy of the context: it may run after
+		// forget. Only the caller's end ends it: finish and fail stop it
+		// before they cancel the context themselves.
+		ctx := c.runCtx
+		c.unwatch = context.AfterFunc(ctx, func() { p.abandon(c, ctx.Err()) })
 	}
 }
 
@@ -153,55 +186,72 @@ func (c *call[In, Out]) dropInput() {
 	}
 }
 
-func (c *call[In, Out]) run() (failed, won bool) {
+func (c *call[In, Out]) run() outcome {
 	out, err := c.invoke()
 	if err == nil && c.def.holdsOut {
 		// Returning a Buffer hands it to the caller.
 		out, err = transfer.HandOver(out)
 	}
+	c.ran()
+	return c.conclude(out, err)
+}
+
+func (c *call[In, Out]) exited() outcome {
+	c.ran()
+	var zero Out
+	return c.conclude(zero, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", ErrGoexit, c.def.name))
+}
+
+// ran is what follows a task's run whatever its end: the input Buffers
+// the task neither released nor returned are freed rather than leak arena
+// space, and what derive and accept set up is stopped.
+func (c *call[In, Out]) ran() {
 	if c.def.holdsIn {
-		// The task owned its input Buffers; those it neither released nor
-		// returned are freed now rather than leak arena space.
 		transfer.ReleaseAll(c.in)
 	}
 	c.finish()
-	return c.conclude(out, err)
 }
 
 // conclude claims the future for a finished task's result and stores the
 // result in it, for wake to announce once the worker has freed the task's
 // slot; if the caller gave up first, the Buffers the task returned are
-// freed instead. A caller whose ctx has ended is owed the ctx error even
-// if nobody has failed the future yet: the task may have returned because
-// of that end, with a result that means nothing. (finish has stopped the
+// freed instead. A caller whose ctx has ended is owed the ctx error (see
+// quitErr) even if nobody has failed the future yet: the task may have
+// returned because of that end, with a result that means nothing, and it
+// counts as Canceled whoever resolves it. (finish has stopped the
 // AfterFunc that would have failed it, so conclude delivers the error.)
-func (c *call[In, Out]) conclude(out Out, err error) (failed, won bool) {
+func (c *call[In, Out]) conclude(out Out, err error) outcome {
+	result := completed
+	if err != nil {
+		result = failed
+	}
 	if c.cancel != nil {
-		if end := c.ctx.Err(); end != nil && !errors.Is(err, end) {
+		if end := c.ctx.Err(); end != nil {
 			if c.def.holdsOut {
 				transfer.ReleaseAll(out)
 			}
 			var zero Out
-			out, err = zero, end
+			out, err, result = zero, c.quitErr(end), canceled
 		}
 	}
 	if !c.claim() {
 		if c.def.holdsOut {
 			transfer.ReleaseAll(out)
 		}
-		return err != nil, false
+		return lost
 	}
 	c.out, c.err = out, err
-	return err != nil, true
+	return result
 }
 
-// finish stops what begin and accept set up, once the task has run.
+// finish stops what derive and accept set up, once the task has run: the
+// watch first, so that cancelling the task's context doesn't fire it.
 func (c *call[In, Out]) finish() {
-	if c.cancel != nil {
-		c.cancel(nil)
-	}
 	if c.unwatch != nil {
 		c.unwatch()
+	}
+	if c.cancel != nil {
+		c.cancel(nil)
 	}
 }
 
@@ -210,7 +260,7 @@ func (c *call[In, Out]) finish() {
 // (or its encoded body, which the pool may be reusing) or the caller's ctx
 // (a request's context may carry much) alive. It runs under p.mu because
 // fail, the only other reader of cancel and unwatch by then, does; the
-// AfterFunc has its own copy of ctx.
+// AfterFunc has its own copy of the context.
 func (c *call[In, Out]) forget() {
 	var zero In
 	c.in, c.payload = zero, nil
@@ -230,20 +280,27 @@ func (c *call[In, Out]) prepare(codec remote) (err error) {
 	return err
 }
 
-func (c *call[In, Out]) runRemote(r runner) (failed, won bool) {
+func (c *call[In, Out]) runRemote(r runner) outcome {
 	var out Out
-	m := message{task: c.def.name, payload: c.payload, out: &out, outMoves: c.def.holdsOut}
+	m := message{task: c.def.name, payload: c.payload, out: &out, outMoves: c.def.holdsOut, handover: &c.handover}
 	if c.def.holdsIn {
-		m.in = c.in
+		m.in, m.retake = c.in, c
 	}
 	err := r.exchange(c.runCtx, m)
-	if c.def.holdsIn {
-		// Sent Buffers are detached; those never sent (the process did not
-		// start, the send failed) were the call's and are freed.
-		transfer.ReleaseAll(c.in)
-	}
-	c.finish()
+	c.ran() // sent Buffers are detached; those never sent were the call's
 	return c.conclude(out, err)
+}
+
+// retake decodes the input a dead process never read with the Peer it
+// was encoded with: its Buffers come back from that Peer's books, as live
+// handles in a new input that the call owns instead.
+func (c *call[In, Out]) retake(peer *transfer.Peer, data []byte) (any, error) {
+	var in In
+	if err := peerUnmarshal(peer, data, &in); err != nil {
+		return nil, err
+	}
+	c.in = in
+	return in, nil
 }
 
 // invoke runs the task, turning a panic into a *PanicError.
@@ -259,13 +316,14 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 func (c *call[In, Out]) fail(err error, tally *atomic.Uint64) bool {
 	// Claim before cancelling the task's ctx, so that a task that returns
 	// as soon as it sees the end can't claim the future with its own
-	// result first.
+	// result first; stop the watch before cancelling, so that it doesn't
+	// fire for our own cancel.
 	claimed := c.claim()
-	if c.cancel != nil {
-		c.cancel(err)
-	}
 	if c.unwatch != nil {
 		c.unwatch()
+	}
+	if c.cancel != nil {
+		c.cancel(err)
 	}
 	if !claimed {
 		return false
@@ -276,8 +334,26 @@ func (c *call[In, Out]) fail(err error, tally *atomic.Uint64) bool {
 	return true
 }
 
+func (c *call[In, Out]) quit(end error, tally *atomic.Uint64) {
+	c.handover.quit()
+	c.fail(c.quitErr(end), tally)
+}
+
+// quitErr is the error of a running task whose caller's ctx ended with
+// end (or that the pool closed, end ErrClosed): end itself, and also
+// ErrTerminated if the task was sent to a worker process, which is
+// terminated for it.
+func (c *call[In, Out]) quitErr(end error) error {
+	if c.handover.terminates() {
+		return withCause(ErrTerminated, end)
+	}
+	return end
+}
+
 // stopCtx is a task's context when the caller's never ends but carries
-// values: it keeps the values and ends when the pool closes.
+// values: it keeps the values and ends when the pool closes, with the
+// pool's cause (ErrClosed) for context.Cause, which finds the cancelCtx
+// to ask through Value.
 type stopCtx struct {
 	context.Context
 	stop context.Context
@@ -285,3 +361,10 @@ type stopCtx struct {
 
 func (c *stopCtx) Done() <-chan struct{} { return c.stop.Done() }
 func (c *stopCtx) Err() error            { return c.stop.Err() }
+
+func (c *stopCtx) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.stop.Value(key)
+}

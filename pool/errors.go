@@ -29,8 +29,20 @@ var (
 	// process, was not registered at package level, so the worker lacks it).
 	ErrUnknownTask = errors.New("pool: unknown task")
 	// ErrPayloadTooLarge means a task's encoded input or output is larger
-	// than Options.MaxPayload.
+	// than SubprocessOptions.MaxPayload.
 	ErrPayloadTooLarge = errors.New("pool: payload too large")
+	// ErrGoexit means the task called runtime.Goexit (t.FailNow in a test
+	// helper, say) instead of returning: it has no result. The pool
+	// replaces the goroutine it ended and goes on.
+	ErrGoexit = errors.New("pool: task called runtime.Goexit")
+)
+
+// Errors for calls that can't be served at all: programming errors, which
+// callers need not match.
+var (
+	errNilContext = errors.New("pool: nil Context (use context.Background() or a request's context)")
+	errNotNew     = errors.New("pool: the *Pool is nil or was not made by pool.New")
+	errNilFuture  = errors.New("pool: Wait on a nil *Future (Submit returned an error)")
 )
 
 // PanicError is the error a task's caller gets when the task panicked. The

@@ -28,15 +28,24 @@ var (
 // Wait blocks until the future resolves and returns the task's result. It
 // returns at once with the ctx error when the ctx given to Submit ends
 // first, even if the task (which got that ctx) goes on running. Calling Wait
-// again returns the same values.
+// again returns the same values. On a nil Future it returns an error at
+// once.
 func (f *Future[Out]) Wait() (Out, error) {
+	if f == nil {
+		var zero Out
+		return zero, errNilFuture
+	}
 	<-f.Done()
 	return f.out, f.err
 }
 
 // Done returns a channel closed when the future has resolved, for use in a
-// select; Wait then returns without blocking.
+// select; Wait then returns without blocking. A nil Future is resolved
+// already, with an error.
 func (f *Future[Out]) Done() <-chan struct{} {
+	if f == nil {
+		return closedChan
+	}
 	p := f.waiter.Load()
 	if p == nil {
 		c := make(chan struct{})

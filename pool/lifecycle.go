@@ -8,6 +8,12 @@ import "context"
 // does and returns ctx's error. It is safe to call more than once and
 // concurrently with Close.
 func (p *Pool) Shutdown(ctx context.Context) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return errNilContext
+	}
 	p.mu.Lock()
 	if p.state == open {
 		p.setState(draining)
@@ -32,8 +38,11 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 // cancelled (cause ErrClosed) and their callers get ErrClosed at once. A
 // goroutine task that ignores its ctx goes on until it returns; only a
 // Subprocess worker can be killed. Close does not wait; it is idempotent
-// and always returns nil.
+// and returns nil, unless p is nil or was not made by New.
 func (p *Pool) Close() error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	if p.state == closed {
 		p.mu.Unlock()
@@ -54,12 +63,8 @@ func (p *Pool) Close() error {
 	for _, j := range dropped {
 		p.dismiss(j, ErrClosed)
 	}
-	runningErr := ErrClosed
-	if p.remote != nil {
-		runningErr = withCause(ErrTerminated, ErrClosed) // their processes are killed
-	}
 	for _, j := range running {
-		j.fail(runningErr, &p.stats.canceled)
+		j.quit(ErrClosed, &p.stats.canceled) // ErrTerminated too for one sent to a process
 	}
 	p.checkDrained()
 	p.mu.Unlock()

@@ -19,8 +19,12 @@ type Load struct {
 }
 
 // Load returns the pool's current load without taking its lock: a few
-// atomic loads. Safe for concurrent use, and after Close.
+// atomic loads. Safe for concurrent use, and after Close. A Pool not made
+// by New reads as closed.
 func (p *Pool) Load() Load {
+	if p.usable() != nil {
+		return Load{Closed: true}
+	}
 	r := &p.stats
 	return Load{
 		Workers:       int(r.workers.Load()),

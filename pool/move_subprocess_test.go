@@ -103,7 +103,9 @@ type holdIn struct {
 // reads a worker's replies.
 func graces(t *testing.T, f func(t *testing.T, o pool.Options)) {
 	for _, g := range []time.Duration{0, time.Second} {
-		t.Run("grace="+g.String(), func(t *testing.T) { f(t, pool.Options{Workers: 1, TerminateGrace: g}) })
+		t.Run("grace="+g.String(), func(t *testing.T) {
+			f(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{TerminateGrace: g}})
+		})
 	}
 }
 
@@ -239,7 +241,7 @@ func TestSubprocessUntransferableBuffer(t *testing.T) {
 // ordinary memory is copied into the arena once on the way.
 func TestSubprocessBigBuffer(t *testing.T) {
 	t.Parallel()
-	p, _ := newProcPool(t, pool.Options{Workers: 1, MaxPayload: 1 << 10})
+	p, _ := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{MaxPayload: 1 << 10}})
 	ctx := testCtx(t)
 	big := filled(t, 44<<20, 5)
 	got, err := pool.Run(ctx, p, inspect, big)
@@ -284,7 +286,7 @@ func TestSubprocessBufferMemoryDoesNotCreep(t *testing.T) {
 func TestSubprocessRecycleWithBuffers(t *testing.T) {
 	// Not parallel: reads the process arena's use.
 	graces(t, func(t *testing.T, o pool.Options) {
-		o.MaxTasksPerWorker = 2
+		o.Subprocess.MaxTasksPerWorker = 2
 		p, _ := newProcPool(t, o)
 		ctx := testCtx(t)
 		base := transfer.Stats().InUse
@@ -326,7 +328,7 @@ func TestSubprocessDeadWorkerLeaksNothing(t *testing.T) {
 				big := filled(t, 44<<20, 3)
 				before := resourcesNow(t) // with the arena's segment for big
 
-				p, err := pool.New(pool.Options{Isolation: pool.Subprocess, Workers: o.Workers, TerminateGrace: o.TerminateGrace})
+				p, err := pool.New(pool.Options{Isolation: pool.Subprocess, Workers: o.Workers, Subprocess: o.Subprocess})
 				require.NoError(t, err)
 				defer p.Close()
 				ctx := testCtx(t)
@@ -391,7 +393,7 @@ var padLen = pool.Register("test.pad-len", func(_ context.Context, in padded) (i
 func TestSubprocessSendTimeEncodeFailure(t *testing.T) {
 	// Not parallel: reads the process arena's use.
 	graces(t, func(t *testing.T, o pool.Options) {
-		o.MaxPayload = 4096
+		o.Subprocess.MaxPayload = 4096
 		p, _ := newProcPool(t, o)
 		ctx := testCtx(t)
 		pid, err := pool.Run(ctx, p, workerPID, 0)
@@ -425,7 +427,7 @@ func TestSubprocessSendTimeEncodeFailure(t *testing.T) {
 // Buffers fails the task, and the process is replaced.
 func TestSubprocessOutputTooLargeWithBuffer(t *testing.T) {
 	t.Parallel()
-	p, _ := newProcPool(t, pool.Options{Workers: 1, MaxPayload: 4096})
+	p, _ := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{MaxPayload: 4096}})
 	ctx := testCtx(t)
 	pid, err := pool.Run(ctx, p, workerPID, 0)
 	require.NoError(t, err)

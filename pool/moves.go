@@ -16,7 +16,7 @@ import (
 const kindMoves byte = 0x80
 
 // Keep flagged kinds clear of the cancel package's own.
-var _ [cancel.KindReserved - (kindMoves | kindUnknown)]struct{}
+var _ [cancel.KindReserved - (kindMoves | kindGoexit)]struct{}
 
 // moves is what a frame's trailer says about Buffer traffic.
 type moves struct {

@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"time"
 
@@ -67,7 +68,8 @@ type Options struct {
 	// MaxQueue is how many accepted tasks may wait for a worker. 0 means
 	// auto = Workers² (piscina's 'auto'); Unbounded and NoQueue are the
 	// special values. The (Workers+MaxQueue+1)-th concurrent submission
-	// fails at once with ErrQueueFull.
+	// fails at once with ErrQueueFull. Workers + MaxQueue saturates at
+	// math.MaxInt (MaxQueue is lowered to fit) rather than overflow.
 	MaxQueue int
 	// Isolation is the kind of worker; the zero value is InProcess.
 	Isolation Isolation
@@ -79,8 +81,21 @@ type Options struct {
 	// it: every accepted task runs.
 	QueueDelay QueueDelay
 
-	// The rest apply to Isolation Subprocess only.
+	// Subprocess configures the worker processes of an Isolation
+	// Subprocess pool. It must be left zero for any other Isolation: New
+	// refuses settings that would be silently ignored.
+	Subprocess SubprocessOptions
 
+	// Logger receives what the pool has to report: for Subprocess, each
+	// line a worker process prints to stdout or stderr, tagged with the
+	// worker's id and pid. nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// SubprocessOptions configures a Subprocess pool's worker processes. The
+// zero value is valid: no grace, no recycling, no memory limit,
+// DefaultMaxPayload, a 10 s start timeout.
+type SubprocessOptions struct {
 	// TerminateGrace is how long a running task whose ctx ended gets to
 	// return, after its worker is told to cancel the task's ctx, before the
 	// worker process is killed. 0 means no grace: kill at once. The caller
@@ -91,7 +106,11 @@ type Options struct {
 	MaxTasksPerWorker int
 	// MemoryLimit caps each worker process's resident memory in bytes; the
 	// task under which a worker breaks it fails with ErrWorkerCrashed
-	// naming the limit, and the worker is replaced. 0 means no limit.
+	// naming the limit, and the worker is replaced. 0 means no limit. The
+	// limit is enforced by sampling the worker's RSS every 5 ms, not by the
+	// kernel: a burst of allocation can overshoot it between two samples.
+	// The worker's GOMEMLIMIT is set to it too, so that its collector works
+	// to stay under it first.
 	MemoryLimit int64
 	// MaxPayload is the largest encoded input or output of a task, in
 	// bytes; a larger one fails with ErrPayloadTooLarge before it is sent.
@@ -105,13 +124,9 @@ type Options struct {
 	// StartTimeout bounds a worker process's start, up to its handshake.
 	// 0 means 10 s.
 	StartTimeout time.Duration
-	// Logger receives each line a worker process prints to stdout or
-	// stderr, tagged with the worker's id and pid. nil means
-	// slog.Default().
-	Logger *slog.Logger
 }
 
-// Limits of Options.MaxPayload.
+// Limits of SubprocessOptions.MaxPayload.
 const (
 	// DefaultMaxPayload is MaxPayload's default: 64 MiB.
 	DefaultMaxPayload = cancel.DefaultMaxFrame
@@ -154,21 +169,26 @@ func (o Options) settle() (settings, error) {
 	s := settings{Options: o}
 	switch {
 	case o.MaxQueue == 0:
-		s.MaxQueue = o.Workers * o.Workers
-		s.capacity = o.Workers + s.MaxQueue
+		s.MaxQueue = saturatingMul(o.Workers, o.Workers)
+		s.capacity = saturatingAdd(o.Workers, s.MaxQueue)
+		s.MaxQueue = s.capacity - o.Workers
 	case o.MaxQueue == Unbounded:
 		s.capacity = -1
 	case o.MaxQueue == NoQueue:
 		s.capacity = o.Workers
 	case o.MaxQueue > 0:
-		s.capacity = o.Workers + o.MaxQueue
+		s.capacity = saturatingAdd(o.Workers, o.MaxQueue)
+		s.MaxQueue = s.capacity - o.Workers
 	default:
 		return settings{}, fmt.Errorf("pool: MaxQueue is %d, want >= 0, Unbounded or NoQueue", o.MaxQueue)
 	}
 	switch o.Isolation {
 	case InProcess:
+		if o.Subprocess != (SubprocessOptions{}) {
+			return settings{}, fmt.Errorf("pool: Options.Subprocess is set (%+v) but Isolation is %v, which would ignore it", o.Subprocess, o.Isolation)
+		}
 	case Subprocess:
-		if err := s.settleSubprocess(); err != nil {
+		if err := s.Subprocess.settle(); err != nil {
 			return settings{}, err
 		}
 	default:
@@ -177,22 +197,39 @@ func (o Options) settle() (settings, error) {
 	return s, nil
 }
 
-// settleSubprocess checks the Subprocess knobs and fills in their defaults.
-func (s *settings) settleSubprocess() error {
+// settle checks the Subprocess knobs and fills in their defaults.
+func (s *SubprocessOptions) settle() error {
 	switch {
 	case s.TerminateGrace < 0:
-		return fmt.Errorf("pool: TerminateGrace is %v, want >= 0", s.TerminateGrace)
+		return fmt.Errorf("pool: Subprocess.TerminateGrace is %v, want >= 0", s.TerminateGrace)
 	case s.MaxTasksPerWorker < 0:
-		return fmt.Errorf("pool: MaxTasksPerWorker is %d, want >= 0", s.MaxTasksPerWorker)
+		return fmt.Errorf("pool: Subprocess.MaxTasksPerWorker is %d, want >= 0", s.MaxTasksPerWorker)
 	case s.MemoryLimit < 0:
-		return fmt.Errorf("pool: MemoryLimit is %d, want >= 0", s.MemoryLimit)
+		return fmt.Errorf("pool: Subprocess.MemoryLimit is %d, want >= 0", s.MemoryLimit)
 	case s.MaxPayload < 0 || s.MaxPayload > MaxPayloadLimit:
-		return fmt.Errorf("pool: MaxPayload is %d, want 0..%d", s.MaxPayload, MaxPayloadLimit)
+		return fmt.Errorf("pool: Subprocess.MaxPayload is %d, want 0..%d", s.MaxPayload, MaxPayloadLimit)
 	case s.StartTimeout < 0:
-		return fmt.Errorf("pool: StartTimeout is %v, want >= 0", s.StartTimeout)
+		return fmt.Errorf("pool: Subprocess.StartTimeout is %v, want >= 0", s.StartTimeout)
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayload
 	}
 	return nil
+}
+
+// saturatingAdd and saturatingMul are a+b and a*b for non-negative ints,
+// held at math.MaxInt rather than wrapped: Workers + MaxQueue must stay a
+// capacity, however large the Options.
+func saturatingAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
+
+func saturatingMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
 }

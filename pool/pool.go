@@ -60,12 +60,13 @@ func New(opts Options) (*Pool, error) {
 		drained:   make(chan struct{}),
 		lastEmpty: now(), // a new queue is empty
 	}
+	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
 	if s.Isolation == Subprocess {
-		if p.remote, err = newSubprocess(p, s); err != nil {
+		if p.remote, err = newSubprocess(s, p.stop, poolEvents{&p.stats}); err != nil {
+			p.cancelStop(nil)
 			return nil, err
 		}
 	}
-	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
 	p.mu.Lock()
 	for range s.MinWorkers {
 		p.spawn()
@@ -74,8 +75,14 @@ func New(opts Options) (*Pool, error) {
 	return p, nil
 }
 
-// Options returns the pool's configuration with every default filled in.
-func (p *Pool) Options() Options { return p.opts.Options }
+// Options returns the pool's configuration with every default filled in
+// (the zero Options for a Pool not made by New).
+func (p *Pool) Options() Options {
+	if p.usable() != nil {
+		return Options{}
+	}
+	return p.opts.Options
+}
 
 // Run submits in to task and waits for its result. It fails at once with
 // ErrQueueFull when the pool is at capacity and with ErrClosed after

@@ -61,7 +61,9 @@ func TestSubprocessPanicKeepsWorker(t *testing.T) {
 	assert.Contains(t, string(pe.Stack), "goroutine")
 	_, err = pool.Run(ctx, p, procCrash, "nil-here")
 	require.ErrorAs(t, err, &pe, "a nil dereference on the task's goroutine is a panic too")
-	assert.Contains(t, pe.Value, "nil pointer dereference")
+	var remote *pool.RemoteError
+	require.ErrorAs(t, pe.Value.(error), &remote, "a runtime.Error crosses as a RemoteError")
+	assert.Contains(t, remote.Message, "nil pointer dereference")
 	after, err := pool.Run(ctx, p, procPID, struct{}{})
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the worker survived the panics")
@@ -122,7 +124,7 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 		{"goroutine-panic", pool.Options{}, []string{"status 2", "boom on a task's own goroutine"}},
 		{"fatal", pool.Options{}, []string{"concurrent map"}},
 		{"nil", pool.Options{}, []string{"nil pointer dereference", "SIGSEGV"}},
-		{"alloc", pool.Options{MemoryLimit: 96 << 20}, []string{"memory limit 96 MiB"}},
+		{"alloc", pool.Options{Subprocess: pool.SubprocessOptions{MemoryLimit: 96 << 20}}, []string{"memory limit 96 MiB"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.how, func(t *testing.T) {
@@ -191,7 +193,7 @@ func TestSubprocessOutputGoesToLog(t *testing.T) {
 
 func TestSubprocessCancelWithGrace(t *testing.T) {
 	t.Parallel()
-	p, log := newProcPool(t, pool.Options{Workers: 1, TerminateGrace: 10 * time.Second})
+	p, log := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{TerminateGrace: 10 * time.Second}})
 	ctx, cancel := context.WithCancel(testCtx(t))
 	f, err := pool.Submit(ctx, p, procBlock, "graceful")
 	require.NoError(t, err)
@@ -210,7 +212,7 @@ func TestSubprocessCancelWithGrace(t *testing.T) {
 
 func TestSubprocessMaxTasksPerWorker(t *testing.T) {
 	t.Parallel()
-	p, _ := newProcPool(t, pool.Options{Workers: 1, MaxTasksPerWorker: 3})
+	p, _ := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 3}})
 	ctx := testCtx(t)
 	var pids []int
 	for range 7 {
@@ -231,7 +233,7 @@ func TestSubprocessMaxTasksPerWorker(t *testing.T) {
 
 func TestSubprocessPayloadLimits(t *testing.T) {
 	t.Parallel()
-	p, _ := newProcPool(t, pool.Options{Workers: 1, MaxPayload: 1024})
+	p, _ := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{MaxPayload: 1024}})
 	ctx := testCtx(t)
 	_, err := pool.Run(ctx, p, procEcho, echoIn{Name: strings.Repeat("y", 2000)})
 	require.ErrorIs(t, err, pool.ErrPayloadTooLarge)

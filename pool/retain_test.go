@@ -104,7 +104,7 @@ func TestHeldFutureOfAnAbandonedTaskKeepsNothing(t *testing.T) {
 // than the bodies the pool keeps for reuse, so only the call could pin it.
 func TestHeldSubprocessFutureDoesNotKeepItsEncodedInput(t *testing.T) {
 	const size = 72 << 20
-	p, _ := newProcPool(t, pool.Options{Workers: 1, MaxPayload: 2 * size})
+	p, _ := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{MaxPayload: 2 * size}})
 	base := heapAfterGC()
 
 	in := make([]byte, size)

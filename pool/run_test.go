@@ -152,12 +152,15 @@ func TestNewValidatesOptions(t *testing.T) {
 		{pool.Options{MaxQueue: -7}, "MaxQueue"},
 		{pool.Options{IdleTimeout: -time.Second}, "IdleTimeout"},
 		{pool.Options{Isolation: 9}, "Isolation(9)"},
-		{pool.Options{Isolation: pool.Subprocess, TerminateGrace: -1}, "TerminateGrace"},
-		{pool.Options{Isolation: pool.Subprocess, MaxTasksPerWorker: -1}, "MaxTasksPerWorker"},
-		{pool.Options{Isolation: pool.Subprocess, MemoryLimit: -1}, "MemoryLimit"},
-		{pool.Options{Isolation: pool.Subprocess, MaxPayload: -1}, "MaxPayload"},
-		{pool.Options{Isolation: pool.Subprocess, MaxPayload: pool.MaxPayloadLimit + 1}, "MaxPayload"},
-		{pool.Options{Isolation: pool.Subprocess, StartTimeout: -1}, "StartTimeout"},
+		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{TerminateGrace: -1}}, "TerminateGrace"},
+		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: -1}}, "MaxTasksPerWorker"},
+		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{MemoryLimit: -1}}, "MemoryLimit"},
+		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{MaxPayload: -1}}, "MaxPayload"},
+		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{MaxPayload: pool.MaxPayloadLimit + 1}}, "MaxPayload"},
+		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{StartTimeout: -1}}, "StartTimeout"},
+		// Settings InProcess would ignore are refused, valid or not.
+		{pool.Options{Subprocess: pool.SubprocessOptions{MemoryLimit: -5}}, "Isolation is InProcess"},
+		{pool.Options{Subprocess: pool.SubprocessOptions{MaxPayload: 1 << 20}}, "Isolation is InProcess"},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%+v", tc.opts), func(t *testing.T) {

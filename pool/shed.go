@@ -93,7 +93,8 @@ type ShedOptions struct {
 // reachable only through http.ResponseController.
 //
 // The middleware is safe for concurrent use, and keeps answering 503 after
-// p is closed.
+// p is closed. Shed panics if p is nil, a mistake found at start-up; a
+// Pool not made by New reads as closed, so every request is shed.
 func Shed(p *Pool, opts ShedOptions) func(http.Handler) http.Handler {
 	s := newShedder(p, opts)
 	return func(next http.Handler) http.Handler {
@@ -118,9 +119,12 @@ type shedder struct {
 }
 
 func newShedder(p *Pool, opts ShedOptions) *shedder {
+	if p == nil {
+		panic("pool: Shed of a nil *Pool")
+	}
 	s := &shedder{
 		pool:     p,
-		workers:  max(1, p.Options().Workers),
+		workers:  max(1, p.opts.Workers),
 		maxWait:  max(0, opts.MaxWait),
 		minRetry: opts.MinRetryAfter,
 		maxRetry: opts.MaxRetryAfter,

@@ -4,19 +4,33 @@ import "sync/atomic"
 
 // Stats is a snapshot of a pool's state and history, from Pool.Stats.
 // Counts are since New. Every accepted task ends in exactly one of
-// Completed, Failed or Canceled; until then it is Queued or running.
+// Completed, Failed or Canceled, by what its caller got; until then it is
+// Queued or running.
 type Stats struct {
 	Workers int // live workers, including those starting
 	Busy    int // workers running a task, including tasks whose caller gave up
 	Queued  int // accepted tasks waiting for a worker
 
-	Submitted  uint64 // tasks accepted
-	Completed  uint64 // tasks that returned a nil error to their caller
-	Failed     uint64 // tasks that returned an error or panicked
-	Rejected   uint64 // submissions refused: ErrQueueFull, ErrClosed, ErrUnknownTask, a done ctx
-	Canceled   uint64 // tasks resolved early: their ctx ended, the pool closed, or QueueDelay dropped them
-	Terminated uint64 // running tasks whose worker process was killed
-	Crashed    uint64 // worker processes that died under a task
+	Submitted uint64 // tasks accepted
+	Completed uint64 // tasks whose caller got their result
+	// Failed counts tasks whose caller got their error: the task returned
+	// one, panicked, called runtime.Goexit, or its worker process died
+	// under it.
+	Failed   uint64
+	Rejected uint64 // submissions refused: ErrQueueFull, ErrClosed, ErrUnknownTask, a nil or done ctx
+	// Canceled counts tasks whose caller got a ctx error or ErrClosed
+	// instead of a result: the ctx ended (while queued or running,
+	// whichever side noticed first), the pool closed, or QueueDelay
+	// dropped them.
+	Canceled uint64
+	// Terminated counts worker processes terminated for a running task
+	// whose caller gave up or whose pool closed; the task also counts as
+	// Canceled, and its caller's error matches ErrTerminated.
+	Terminated uint64
+	// Crashed counts worker processes that died on their own: under a
+	// task (which fails with ErrWorkerCrashed) or between tasks (which
+	// costs no task: the next one goes to the replacement).
+	Crashed uint64
 
 	// WaitTime is the time tasks spent in the queue: 0 for a task handed
 	// straight to an idle worker. RunTime is from a worker picking a task
@@ -31,30 +45,34 @@ type Stats struct {
 // tally is what one worker records about the tasks it ran. The worker is
 // its only writer; Stats reads it while it writes.
 type tally struct {
-	waitTime, runTime histogram
-	completed, failed atomic.Uint64
+	waitTime, runTime           histogram
+	completed, failed, canceled atomic.Uint64
 }
 
-// ran records a finished task; delivered says whether its result reached
-// the caller (it did not when the caller gave up, and then the task was
-// counted as Canceled).
-func (t *tally) ran(wait, run int64, failed, delivered bool) {
+// ran records a finished task and how it ended for its caller (lost: the
+// caller gave up first, and whoever resolved it counted it).
+func (t *tally) ran(wait, run int64, o outcome) {
 	t.waitTime.record(wait)
 	t.runTime.record(run)
-	switch {
-	case !delivered:
+	switch o {
+	case completed:
+		bump(&t.completed)
 	case failed:
-		t.failed.Store(t.failed.Load() + 1)
-	default:
-		t.completed.Store(t.completed.Load() + 1)
+		bump(&t.failed)
+	case canceled:
+		bump(&t.canceled)
 	}
 }
+
+// bump adds one to a counter that only its owner writes.
+func bump(v *atomic.Uint64) { v.Store(v.Load() + 1) }
 
 func (t *tally) merge(o *tally) {
 	t.waitTime.merge(&o.waitTime)
 	t.runTime.merge(&o.runTime)
 	t.completed.Store(t.completed.Load() + o.completed.Load())
 	t.failed.Store(t.failed.Load() + o.failed.Load())
+	t.canceled.Store(t.canceled.Load() + o.canceled.Load())
 }
 
 // recorder is the pool's own counters. The gauges are written under the
@@ -87,8 +105,12 @@ func inc(v *atomic.Int64, by int64) { v.Store(v.Load() + by) }
 
 // Stats returns a snapshot of the pool's counters. It holds the pool's lock
 // while it adds up the workers' tallies (a few microseconds). Safe for
-// concurrent use, and after Close.
+// concurrent use, and after Close; the zero Stats for a Pool not made by
+// New.
 func (p *Pool) Stats() Stats {
+	if p.usable() != nil {
+		return Stats{}
+	}
 	r := &p.stats
 	var sum tally
 	t := now()
@@ -110,7 +132,7 @@ func (p *Pool) Stats() Stats {
 		}
 	}
 	p.mu.Unlock()
-	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()
+	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()+sum.canceled.Load()
 	s.Terminated, s.Crashed = r.terminated.Load(), r.crashed.Load()
 	s.Completed, s.Failed = sum.completed.Load(), sum.failed.Load()
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
@@ -120,3 +142,9 @@ func (p *Pool) Stats() Stats {
 	}
 	return s
 }
+
+// poolEvents is how a Subprocess pool's runners report to it.
+type poolEvents struct{ stats *recorder }
+
+func (e poolEvents) terminated() { e.stats.terminated.Add(1) }
+func (e poolEvents) crashed()    { e.stats.crashed.Add(1) }

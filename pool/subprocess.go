@@ -2,6 +2,7 @@ package pool
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -27,10 +28,11 @@ func (e *RemoteError) Error() string { return e.Message }
 // subprocess is the remote of a Subprocess pool: the msgpack codec, and
 // the spec each worker process is started from.
 type subprocess struct {
-	pool       *Pool
+	stop       context.Context // the pool's: ends with it
+	events     events
 	spec       cancel.Spec // ID is set per worker
 	maxPayload int
-	grace      int64 // Options.TerminateGrace in nanoseconds
+	grace      int64 // SubprocessOptions.TerminateGrace in nanoseconds
 	maxTasks   int
 	sizes      sizeHints // of inputs, to size call bodies
 	bodies     bodies    // call bodies written, for reuse
@@ -42,28 +44,30 @@ var errNotMain = errors.New("pool: this process is a worker process (" + cancel.
 	" is set) but it did not call pool.Main first thing in main (and TestMain); " +
 	"refusing to start more worker processes")
 
-func newSubprocess(p *Pool, s settings) (*subprocess, error) {
+func newSubprocess(s settings, stop context.Context, ev events) (*subprocess, error) {
 	if os.Getenv(cancel.EnvWorker) != "" {
 		return nil, errNotMain
 	}
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("pool: Isolation Subprocess: %w", cancel.ErrUnsupported)
 	}
+	o := s.Subprocess
 	logger := s.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
 	return &subprocess{
-		pool: p,
+		stop:   stop,
+		events: ev,
 		spec: cancel.Spec{
 			Logger:       logger,
-			MaxFrame:     s.MaxPayload + frameSlack,
-			MemoryLimit:  s.MemoryLimit,
-			StartTimeout: s.StartTimeout,
+			MaxFrame:     o.MaxPayload + frameSlack,
+			MemoryLimit:  o.MemoryLimit,
+			StartTimeout: o.StartTimeout,
 		},
-		maxPayload: s.MaxPayload,
-		grace:      int64(s.TerminateGrace),
-		maxTasks:   s.MaxTasksPerWorker,
+		maxPayload: o.MaxPayload,
+		grace:      int64(o.TerminateGrace),
+		maxTasks:   o.MaxTasksPerWorker,
 	}, nil
 }
 
@@ -159,4 +163,6 @@ func (sp *subprocess) decode(task string, data []byte, out any, peer *transfer.P
 	return nil
 }
 
-func (sp *subprocess) newRunner(id int) runner { return newProc(sp, id) }
+func (sp *subprocess) newRunner(id int) runner {
+	return &proc{sp: sp, id: id, stop: sp.stop, events: sp.events}
+}

@@ -47,7 +47,7 @@ func (l *waitList) remove(w *waiter) {
 // waitForRoom blocks, with p.mu held on entry, until a slot is granted to
 // the caller (returning nil with p.mu held again and the slot counted in
 // p.inflight) or ctx ends or the pool closes (returning the error with p.mu
-// released).
+// released). ctx is read only while p.mu is released.
 func (p *Pool) waitForRoom(ctx context.Context) error {
 	w := &waiter{ready: make(chan struct{})}
 	p.waiters.w = append(p.waiters.w, w)
@@ -56,20 +56,24 @@ func (p *Pool) waitForRoom(ctx context.Context) error {
 	case <-w.ready:
 	case <-ctx.Done():
 	}
+	ended := ctx.Err()
 	p.mu.Lock()
 	switch {
 	case w.err != nil:
 		p.mu.Unlock()
 		p.stats.rejected.Add(1)
 		return w.err
-	case w.granted && ctx.Err() == nil && p.state == open:
+	case w.granted && ended == nil && p.state == open:
 		return nil
 	case w.granted:
 		p.release() // give the slot we can't use to the next in line
 	default:
 		p.waiters.remove(w)
 	}
-	err := p.refuse(ctx)
+	err := ended
+	if p.state != open {
+		err = ErrClosed
+	}
 	p.mu.Unlock()
 	p.stats.rejected.Add(1)
 	return err

@@ -1,7 +1,9 @@
 package pool
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/offloadgo/offload/cancel"
@@ -15,7 +17,8 @@ import (
 const (
 	// kindCall, parent to worker: run a task. Body: callHeader + input.
 	kindCall byte = iota + 1
-	// kindCancel, parent to worker: cancel the call's ctx. Empty body.
+	// kindCancel, parent to worker: cancel the call's ctx. Body: one
+	// byte, the cause (see cancelFrame); empty means context.Canceled.
 	kindCancel
 	// kindResult, worker to parent: the task returned nil. Body: output.
 	kindResult
@@ -32,10 +35,13 @@ const (
 	// kindUnknown, worker to parent: the worker lacks the task. Body: a
 	// message.
 	kindUnknown
+	// kindGoexit, worker to parent: the task called runtime.Goexit
+	// instead of returning. Empty body.
+	kindGoexit
 )
 
 // Keep the pool's kinds clear of the cancel package's own.
-var _ [cancel.KindReserved - kindUnknown]struct{}
+var _ [cancel.KindReserved - kindGoexit]struct{}
 
 // frameSlack is what a call frame holds beyond its input: the header with
 // the task's name. A connection's maximum frame is MaxPayload + frameSlack.
@@ -63,19 +69,38 @@ func parseCall(body []byte) (task string, input []byte, err error) {
 	return string(body[k : k+int(n)]), body[k+int(n):], nil
 }
 
-// panicBody encodes a panic's value and stack.
-func panicBody(value string, stack []byte) []byte {
-	b := binary.AppendUvarint(make([]byte, 0, 10+len(value)+len(stack)), uint64(len(value)))
-	b = append(b, value...)
-	return append(b, stack...)
+// Causes a cancel frame carries, so that the task's ctx in the worker
+// process reports what its caller's did (context.Cause): the worker is the
+// same binary, so it has the same sentinels. A cause of any other kind
+// arrives as context.Canceled.
+const (
+	causeCanceled byte = iota
+	causeDeadline
+	causeClosed
+)
+
+// cancelFrame asks the worker to cancel call id because ctx ended.
+func cancelFrame(id uint64, ctx context.Context) cancel.Frame {
+	cause := context.Cause(ctx)
+	code := causeCanceled
+	switch {
+	case errors.Is(cause, ErrClosed):
+		code = causeClosed
+	case errors.Is(cause, context.DeadlineExceeded):
+		code = causeDeadline
+	}
+	return cancel.Frame{Kind: kindCancel, ID: id, Body: []byte{code}}
 }
 
-// parsePanic reads a panicBody; a malformed one gives the whole body as the
-// value, so that nothing the worker said is lost.
-func parsePanic(body []byte) (value string, stack []byte) {
-	n, k := binary.Uvarint(body)
-	if k <= 0 || uint64(len(body)-k) < n {
-		return string(body), nil
+// cancelCause is the cause a cancel frame's body names.
+func cancelCause(body []byte) error {
+	if len(body) == 1 {
+		switch body[0] {
+		case causeDeadline:
+			return context.DeadlineExceeded
+		case causeClosed:
+			return ErrClosed
+		}
 	}
-	return string(body[k : k+int(n)]), body[k+int(n):]
+	return context.Canceled
 }

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,6 +39,8 @@ func FuzzParseFrames(f *testing.F) {
 	call, _ := appendCallHeader(nil, "proc.add")
 	f.Add(call)
 	f.Add(panicBody("boom", []byte("stack")))
+	f.Add(panicBody(errors.New("an error"), []byte("stack")))
+	f.Add(panicBody(map[string]int{"a": 1}, []byte("stack")))
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -45,8 +48,11 @@ func FuzzParseFrames(f *testing.F) {
 			require.LessOrEqual(t, len(name), maxNameLen)
 			require.LessOrEqual(t, len(name)+len(input), len(body))
 		}
-		value, stack := parsePanic(body)
-		require.LessOrEqual(t, len(value)+len(stack), len(body))
+		value, stack := parsePanic("t", body)
+		require.LessOrEqual(t, len(stack), len(body))
+		if text, ok := value.(string); ok {
+			require.LessOrEqual(t, len(text)+len(stack), len(body))
+		}
 	})
 }
 
@@ -54,7 +60,7 @@ func FuzzParseFrames(f *testing.F) {
 // always lists every task: fake a hello that lacks it.
 func TestExchangeUnknownTask(t *testing.T) {
 	t.Parallel()
-	r := newProc(&subprocess{}, 7)
+	r := &proc{sp: &subprocess{}, id: 7}
 	r.cur = &live{pid: 4242, tasks: map[string]struct{}{"other": {}}, gone: make(chan struct{})}
 	err := r.exchange(context.Background(), message{task: "proc.add"})
 	require.ErrorIs(t, err, ErrUnknownTask)

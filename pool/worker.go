@@ -41,23 +41,28 @@ func (p *Pool) spawn() {
 // job's slot is freed before its caller is woken, so that a caller who
 // submits again at once never finds its own old task still counted.
 func (p *Pool) work(w *worker) {
-	defer p.workersWG.Done()
+	var done finished
+	running := false // a task runs on this goroutine: see the defer
+	defer func() {
+		if running {
+			// The task called runtime.Goexit: nothing can stop this
+			// goroutine's end, so end its job and replace it.
+			p.goexited(w, done)
+		}
+		p.workersWG.Done()
+	}()
 	w.born = now()
 	if p.remote != nil {
 		w.runner = p.remote.newRunner(w.id)
 		w.runner.warm()
 	}
-	var done finished
 	p.mu.Lock()
 	p.starting--
 	p.all[w] = struct{}{}
 	for {
 		var start int64 // 0 for a fresh clock reading
 		if done.job != nil {
-			done.job.forget()
-			w.current = nil
-			inc(&p.stats.busy, -1)
-			p.release()
+			p.settle(w, done.job)
 			start = done.end // the next task starts as this one ends
 		}
 		j, wait := p.take(w, start)
@@ -96,14 +101,46 @@ func (p *Pool) work(w *worker) {
 			p.deliver(w, done)
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
+		running = true
 		if w.runner != nil {
-			done.failed, done.won = j.runRemote(w.runner)
+			done.outcome = j.runRemote(w.runner)
 		} else {
-			done.failed, done.won = j.run()
+			done.outcome = j.run()
 		}
+		running = false
 		done.end = now()
 		p.lockWorker()
 	}
+}
+
+// settle does the pool's part of a job w has run: it lets go of the
+// job's input and ctx, and frees its worker and its slot. p.mu is held.
+func (p *Pool) settle(w *worker, j job) {
+	j.forget()
+	w.current = nil
+	inc(&p.stats.busy, -1)
+	p.release()
+}
+
+// goexited ends the job whose task called runtime.Goexit on w's goroutine,
+// which is ending: the caller gets ErrGoexit, the job's slot is freed, w
+// leaves the pool and, if work waits for it, a new worker takes its place.
+func (p *Pool) goexited(w *worker, f finished) {
+	f.outcome = f.job.exited()
+	f.end = now()
+	p.record(w, f)
+	p.mu.Lock()
+	p.settle(w, f.job)
+	p.retire(w)
+	if p.state != closed && len(p.all)+p.starting < p.opts.Workers &&
+		(p.queue.n > 0 || len(p.all)+p.starting < p.opts.MinWorkers) {
+		p.spawn()
+	}
+	p.mu.Unlock()
+	if w.runner != nil {
+		w.runner.close()
+	}
+	p.announce(f)
 }
 
 // finished is a job a worker has run and not yet delivered.
@@ -111,8 +148,7 @@ type finished struct {
 	job        job
 	wait       int64 // in the queue
 	start, end int64
-	failed     bool
-	won        bool // the job's future was claimed for its result
+	outcome    outcome
 }
 
 // deliver hands a finished job's result to its caller, records it in w's
@@ -122,10 +158,21 @@ func (p *Pool) deliver(w *worker, f finished) {
 	if f.job == nil {
 		return
 	}
+	p.record(w, f)
+	p.announce(f)
+}
+
+// record counts a finished job in w's tally. Only w's goroutine calls it.
+func (p *Pool) record(w *worker, f finished) {
 	run := f.end - f.start
-	w.tally.ran(f.wait, run, f.failed, f.won)
+	w.tally.ran(f.wait, run, f.outcome)
 	p.stats.noteRun(run)
-	if f.won {
+}
+
+// announce wakes the caller of a job whose future its run claimed, and
+// lets go of the job.
+func (p *Pool) announce(f finished) {
+	if f.outcome != lost {
 		f.job.wake()
 	}
 	f.job.drop()
@@ -176,7 +223,6 @@ func (p *Pool) shedOverdue(j job, waited, limit time.Duration) {
 func (p *Pool) assign(w *worker, j job) {
 	inc(&p.stats.busy, 1)
 	w.current = j
-	j.begin(p.stop)
 }
 
 // retire removes w from the pool as it exits. p.mu is held.

@@ -30,13 +30,16 @@ const maxPayload = 256 << 20
 // ends.
 func newPool(tb testing.TB, iso pool.Isolation) *pool.Pool {
 	tb.Helper()
-	p, err := pool.New(pool.Options{
+	o := pool.Options{
 		Workers:    benchWorkers,
 		MinWorkers: benchWorkers,
 		Isolation:  iso,
-		MaxPayload: maxPayload,
 		Logger:     slog.New(slog.DiscardHandler),
-	})
+	}
+	if iso == pool.Subprocess {
+		o.Subprocess.MaxPayload = maxPayload
+	}
+	p, err := pool.New(o)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,262 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/transfer"
+)
+
+// maxSends bounds how many processes one call is sent to when each dies
+// before it takes the call: a binary whose workers keep dying fails the
+// call rather than loop.
+const maxSends = 3
+
+func (r *proc) exchange(ctx context.Context, m message) error {
+	if m.payload != nil {
+		// Written or not, the body is not read again once the exchange is
+		// over: it goes back for reuse then, not after the first write, in
+		// case the call must go to another process.
+		defer r.sp.bodies.recycle(m.payload)
+	}
+	for sends := 1; ; sends++ {
+		l, err := r.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		if _, ok := l.tasks[m.task]; !ok {
+			return fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
+				"register tasks at package level (a var or init) so that the re-executed binary has them too",
+				ErrUnknownTask, m.task, r.id, l.pid)
+		}
+		if !m.handover.send() {
+			return context.Cause(ctx) // the caller gave up, and was told: nothing is sent
+		}
+		in, err, taken := r.attempt(ctx, l, &m)
+		if taken || sends == maxSends || !m.handover.unsend() {
+			return err
+		}
+		if in != nil {
+			m.in = in // the Buffers taken back from the dead process
+		}
+	}
+}
+
+// attempt sends m to l and waits for the reply. taken says whether the
+// process took the call: false only when it died before it read the call
+// whole, which costs the call nothing; in is then m's input taken back,
+// if it moved Buffers to l.
+func (r *proc) attempt(ctx context.Context, l *live, m *message) (in any, err error, taken bool) {
+	r.seq++
+	id := r.seq
+	f, input, err := r.callFrame(l, id, m)
+	if err != nil {
+		return nil, err, true // nothing was sent: the call's own failure
+	}
+	if err := l.proc.Conn().WriteFrame(f); err != nil {
+		return r.died(l, m, input, false)
+	}
+	l.served++
+	if l.frames == nil {
+		return r.await(ctx, l, m, id, input)
+	}
+	for {
+		select {
+		case f := <-l.frames:
+			if f.ID != id {
+				closeFDs(f.FDs)
+				continue // a late reply to an earlier call; not expected, harmless
+			}
+			return nil, r.receive(l, m, f, false), true
+		case <-l.gone:
+			select {
+			case f := <-l.frames: // the reply came just before the end
+				if f.ID == id {
+					return nil, r.receive(l, m, f, true), true
+				}
+				closeFDs(f.FDs)
+			default:
+			}
+			return r.died(l, m, input, true)
+		case <-ctx.Done():
+			m.handover.quit()
+			r.terminate(ctx, l, id)
+			return nil, withCause(ErrTerminated, context.Cause(ctx)), true
+		}
+	}
+}
+
+// callFrame builds the frame that sends m to l: the payload encoded
+// before admission, or the input encoded now with l's Peer, plus the
+// segments and releases due to l. input is the input's encoding, for
+// died to take moved Buffers back. If Buffers moved for a frame that
+// can't be sent, l is retired: closing its Peer after the reap frees them.
+func (r *proc) callFrame(l *live, id uint64, m *message) (f cancel.Frame, input []byte, err error) {
+	f = cancel.Frame{Kind: kindCall, ID: id, Body: m.payload}
+	var segs []transfer.Segment
+	if m.payload == nil {
+		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.task, m.in)
+		if err != nil {
+			if committed {
+				r.retire(l)
+			}
+			return f, nil, err
+		}
+		f.Body, segs = body, s
+		_, input, _ = parseCall(body)
+	}
+	if err := l.link.seal(&f, segs, false, m.payload == nil); err != nil {
+		r.retire(l)
+		return f, nil, fmt.Errorf("pool: input of task %q: %w", m.task, err)
+	}
+	return f, input, nil
+}
+
+// died accounts for l, which ended under m: if l read m's frame whole it
+// took the call, which fails with ErrWorkerCrashed; if not (the frame was
+// not written whole, or bytes of it are still in the pipe), the call is
+// free to go to another process, with the Buffers it lent to l taken back
+// first (l's Peer would free them once l is reaped).
+func (r *proc) died(l *live, m *message, input []byte, written bool) (in any, err error, taken bool) {
+	if written {
+		unread, uerr := l.proc.Conn().Unread()
+		taken = uerr != nil || unread == 0
+	}
+	if !taken && input != nil {
+		if in, err = m.retake.retake(l.link.peer, input); err != nil {
+			taken = true // its Buffers are lost with l: the call can't go again
+		}
+	}
+	return in, r.crashed(l), taken
+}
+
+// receive reads l's reply f to m: its moves first, then the output, then
+// l is recycled or, if it died, broke the Buffer books, or its task's
+// caller gave up first (and was told it is terminated), retired.
+func (r *proc) receive(l *live, m *message, f cancel.Frame, dying bool) error {
+	quit := !m.handover.reply()
+	kind, body, broken, err := l.link.open(f)
+	if err != nil {
+		err = fmt.Errorf("pool: worker %d (pid %d) sent a bad reply to task %q: %w", r.id, l.pid, m.task, err)
+	} else if body, err = reply(m.task, kind, body); err == nil {
+		var peer *transfer.Peer
+		if m.outMoves {
+			peer = l.link.peer
+		}
+		if err = r.sp.decode(m.task, body, m.out, peer); err != nil && peer != nil {
+			// References past the failure were never read: the worker
+			// would keep them lent. Retiring it frees them.
+			broken = true
+		}
+	}
+	switch {
+	case quit:
+		r.events.terminated()
+		r.retire(l)
+	case dying || broken:
+		r.retire(l)
+	default:
+		r.recycle(l)
+	}
+	return err
+}
+
+// await reads the reply to call id on the worker goroutine, which spares
+// the round trip the hand-off from a reader goroutine. Without a grace,
+// an ended ctx needs no reader anyway: the process is killed at once (by
+// a context.AfterFunc, as terminate would, which also closes the channel
+// so that the read ends at once). The caller has its ErrTerminated from
+// the pool already.
+func (r *proc) await(ctx context.Context, l *live, m *message, id uint64, input []byte) (in any, err error, taken bool) {
+	stop := context.AfterFunc(ctx, func() {
+		l.proc.Terminate(0, func() {
+			_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
+		})
+		// Unblock the read now rather than when the process is gone: the
+		// kernel takes tens of milliseconds to tear down a big heap, and
+		// the worker goroutine should be starting the replacement.
+		_ = l.proc.Conn().Close()
+	})
+	var f cancel.Frame
+	for {
+		f, err = l.proc.Conn().ReadFrame()
+		if err != nil || f.ID == id {
+			break
+		}
+		closeFDs(f.FDs) // a late reply to an earlier call; not expected, harmless
+	}
+	if !stop() { // ctx ended: the process is killed, even if it replied
+		if err == nil {
+			closeFDs(f.FDs)
+		}
+		m.handover.quit()
+		r.events.terminated()
+		r.retire(l)
+		return nil, withCause(ErrTerminated, context.Cause(ctx)), true
+	}
+	if err != nil {
+		return r.died(l, m, input, true)
+	}
+	return nil, r.receive(l, m, f, false), true
+}
+
+// terminate stops the task with frame ID id whose caller gave up: the
+// worker is asked to cancel its ctx and killed after TerminateGrace. The
+// process is not reused, even if it returns in time; the caller does not
+// wait for the kill or the reap, which happen in the background while a
+// replacement starts.
+func (r *proc) terminate(ctx context.Context, l *live, id uint64) {
+	r.events.terminated()
+	r.cur = nil
+	grace := time.Duration(r.sp.grace)
+	stop := l.proc.Terminate(grace, func() {
+		_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
+	})
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		if grace > 0 {
+			// The worker may finish within its grace; then it need not be
+			// killed, and closing its channel lets it exit by itself.
+			select {
+			case f := <-l.frames:
+				closeFDs(f.FDs)
+				stop()
+			case <-l.gone:
+			}
+		}
+		l.end()
+	}()
+	r.launch()
+}
+
+// closeFDs closes descriptors that came with a frame.
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		os.NewFile(uintptr(fd), "").Close()
+	}
+}
+
+// reply turns a worker's answer (its moves taken off) into the task's
+// output or error.
+func reply(task string, kind byte, body []byte) ([]byte, error) {
+	switch kind {
+	case kindResult:
+		return body, nil
+	case kindError:
+		return nil, &RemoteError{Task: task, Message: string(body)}
+	case kindPanic:
+		value, stack := parsePanic(task, body)
+		return nil, &PanicError{Task: task, Value: value, Stack: stack}
+	case kindGoexit:
+		return nil, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", ErrGoexit, task)
+	case kindTooLarge:
+		return nil, fmt.Errorf("%w: %s", ErrPayloadTooLarge, body)
+	case kindUnknown:
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTask, body)
+	}
+	return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", kind, task)
+}

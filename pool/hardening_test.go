@@ -1,0 +1,244 @@
+package pool_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// Both kinds of pool, for tests that must hold for each.
+var isolations = []pool.Isolation{pool.InProcess, pool.Subprocess}
+
+func newIsolatedPool(t *testing.T, iso pool.Isolation, o pool.Options) *pool.Pool {
+	t.Helper()
+	if iso == pool.Subprocess {
+		p, _ := newProcPool(t, o)
+		return p
+	}
+	return newPool(t, o)
+}
+
+// within runs f and fails the test if it has not returned after d: a
+// deadlocked pool must fail the test, not hang it.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v: the pool is stuck", what, d)
+	}
+}
+
+// panicCtx is a Context whose methods panic, as a broken one might.
+type panicCtx struct {
+	context.Context
+	method string
+}
+
+func (c panicCtx) Done() <-chan struct{} {
+	if c.method == "Done" {
+		panic("panicCtx: Done")
+	}
+	return c.Context.Done()
+}
+
+func (c panicCtx) Err() error {
+	if c.method == "Err" {
+		panic("panicCtx: Err")
+	}
+	return c.Context.Err()
+}
+
+func (c panicCtx) Value(key any) any {
+	if c.method == "Value" {
+		panic("panicCtx: Value")
+	}
+	return c.Context.Value(key)
+}
+
+// A bad ctx from one caller — nil, or one whose methods panic — fails that
+// caller alone, before the pool's lock is taken: everyone else's Run,
+// Stats, Shutdown go on working.
+func TestBadContextLeavesPoolUsable(t *testing.T) {
+	t.Parallel()
+	for _, iso := range isolations {
+		t.Run(iso.String(), func(t *testing.T) {
+			t.Parallel()
+			p := newIsolatedPool(t, iso, pool.Options{Workers: 1})
+
+			var nilCtx context.Context // a nil ctx is the point
+			var err error
+			require.NotPanics(t, func() { _, err = pool.Run(nilCtx, p, procAdd, [2]int{1, 2}) })
+			require.Error(t, err, "a nil ctx is refused with an error")
+			assert.Contains(t, err.Error(), "nil")
+			require.NotPanics(t, func() { _, err = pool.Submit(nilCtx, p, procAdd, [2]int{1, 2}) })
+			require.Error(t, err)
+
+			for _, method := range []string{"Done", "Err", "Value"} {
+				ctx, cancel := context.WithCancel(context.Background())
+				bad := panicCtx{Context: ctx, method: method}
+				func() {
+					defer func() { _ = recover() }()
+					f, err := pool.Submit(bad, p, procAdd, [2]int{1, 2})
+					if err == nil {
+						cancel()
+						_, _ = f.Wait()
+					}
+				}()
+				cancel()
+			}
+
+			within(t, 20*time.Second, "Run after a bad ctx", func() {
+				out, err := pool.Run(testCtx(t), p, procAdd, [2]int{2, 3})
+				require.NoError(t, err)
+				assert.Equal(t, 5, out)
+			})
+			within(t, 5*time.Second, "Stats after a bad ctx", func() { _ = p.Stats() })
+			st := p.Stats()
+			assert.Zero(t, st.Busy)
+			assert.Zero(t, st.Queued)
+		})
+	}
+}
+
+// The pool can't be used unless New made it, and says so: a zero Pool, a
+// nil *Pool and a nil *Future get a clear error, never a panic or a
+// misleading ErrQueueFull.
+func TestUnusablePoolSaysSo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, p := range map[string]*pool.Pool{"zero": {}, "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			_, err := pool.Run(ctx, p, add, [2]int{1, 2})
+			require.Error(t, err)
+			assert.NotErrorIs(t, err, pool.ErrQueueFull)
+			assert.Contains(t, err.Error(), "New")
+			_, err = pool.Submit(ctx, p, add, [2]int{1, 2})
+			require.Error(t, err)
+			_, err = pool.SubmitBlocking(ctx, p, add, [2]int{1, 2})
+			require.Error(t, err)
+			assert.Zero(t, p.Stats())
+			assert.Zero(t, p.Load().Workers)
+			assert.Error(t, p.Close())
+			assert.Error(t, p.Shutdown(ctx))
+		})
+	}
+	var f *pool.Future[int]
+	out, err := f.Wait()
+	require.Error(t, err)
+	assert.Zero(t, out)
+	select {
+	case <-f.Done():
+	default:
+		t.Fatal("a nil Future's Done channel is not closed")
+	}
+}
+
+// Options that would overflow are saturated, never wrapped: the auto queue
+// of a huge Workers, an explicit MaxQueue of math.MaxInt.
+func TestOptionsSaturate(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		opts pool.Options
+	}{
+		{"Workers² overflows", pool.Options{Workers: 3037000500}},
+		{"MaxQueue is MaxInt", pool.Options{Workers: 2, MaxQueue: math.MaxInt}},
+		{"Workers is MaxInt", pool.Options{Workers: math.MaxInt}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPool(t, tc.opts)
+			o := p.Options()
+			assert.GreaterOrEqual(t, o.MaxQueue, 0, "MaxQueue %d", o.MaxQueue)
+			if tc.opts.MaxQueue == 0 && o.Workers < math.MaxInt {
+				assert.Greater(t, o.MaxQueue, 0, "the auto queue is not empty")
+			}
+			l := p.Load()
+			assert.Greater(t, l.Capacity, 0, "Capacity %d", l.Capacity)
+			assert.GreaterOrEqual(t, l.Capacity, o.Workers)
+			out, err := pool.Run(context.Background(), p, add, [2]int{1, 2})
+			require.NoError(t, err)
+			assert.Equal(t, 3, out)
+		})
+	}
+}
+
+// One event, one counter: a running task whose caller's ctx ends is
+// Canceled whichever side resolves it first — the caller's watch, or the
+// task returning the ctx error.
+func TestCallerCancelCountsAsCanceled(t *testing.T) {
+	t.Parallel()
+	for _, iso := range isolations {
+		t.Run(iso.String(), func(t *testing.T) {
+			t.Parallel()
+			opts := pool.Options{Workers: 1}
+			if iso == pool.Subprocess {
+				opts.Subprocess.TerminateGrace = 5 * time.Second // the task sees the cancel and returns
+			}
+			p := newIsolatedPool(t, iso, opts)
+			const n = 30
+			for i := range n {
+				ctx, cancel := context.WithCancel(testCtx(t))
+				f, err := pool.Submit(ctx, p, honorCtx, i)
+				require.NoError(t, err)
+				waitBusy(t, p, 1)
+				cancel()
+				_, err = f.Wait()
+				require.ErrorIs(t, err, context.Canceled)
+			}
+			require.Eventually(t, func() bool { return p.Stats().Busy == 0 }, 10*time.Second, time.Millisecond)
+			st := p.Stats()
+			assert.EqualValues(t, n, st.Canceled, "%+v", st)
+			assert.Zero(t, st.Failed, "%+v", st)
+		})
+	}
+}
+
+// honorCtx waits for its ctx and returns its error.
+var honorCtx = pool.Register("test.honor-ctx", func(ctx context.Context, _ int) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+})
+
+// waitBusy waits until n workers run a task.
+func waitBusy(t *testing.T, p *pool.Pool, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return p.Stats().Busy >= n }, 20*time.Second, 100*time.Microsecond)
+}
+
+// ErrTerminated means a worker process was killed under the task: a task
+// whose caller gave up while its worker process was still starting was
+// never sent, so its caller gets the plain ctx error and nothing counts
+// as terminated.
+func TestTerminatedOnlyWhenKilled(t *testing.T) {
+	t.Parallel()
+	p, _ := newProcPool(t, pool.Options{Workers: 1, IdleTimeout: time.Millisecond})
+	for range 10 {
+		before := p.Stats().Terminated
+		ctx, cancel := context.WithCancel(testCtx(t))
+		f, err := pool.Submit(ctx, p, procSleep, time.Hour)
+		require.NoError(t, err)
+		cancel() // most often before the worker process has started
+		_, err = f.Wait()
+		require.ErrorIs(t, err, context.Canceled)
+		require.Eventually(t, func() bool { return p.Stats().Busy == 0 }, 20*time.Second, time.Millisecond)
+		if errors.Is(err, pool.ErrTerminated) {
+			assert.Greater(t, p.Stats().Terminated, before, "ErrTerminated, but no process was killed")
+		} else {
+			assert.Equal(t, before, p.Stats().Terminated, "a process was killed, but the caller was not told")
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/offloadgo/offload/transfer"
+)
+
+// output is a call's reply before it is sealed: kind and body, the
+// segments the output references, and whether Buffers were lent that the
+// reply does not carry (see moves.broken).
+type output struct {
+	kind   byte
+	body   []byte
+	segs   []transfer.Segment
+	broken bool
+}
+
+func errorReply(kind byte, body []byte) output { return output{kind: kind, body: body} }
+
+// run runs one call in a worker process and returns its reply. Once the
+// output is encoded (its Buffers moved to the pool), the input's Buffers
+// that the task kept are released, so their releases go back on this very
+// reply.
+func (s *server) run(ctx context.Context, body []byte, moved bool) output {
+	name, input, err := parseCall(body)
+	if err != nil {
+		return errorReply(kindError, []byte(err.Error()))
+	}
+	registry.RLock()
+	e, ok := registry.tasks[name]
+	registry.RUnlock()
+	if !ok {
+		return errorReply(kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
+	}
+	var peer *transfer.Peer
+	if moved {
+		peer = s.link.peer
+	}
+	out, in, err, panicked := invokeEntry(ctx, e, input, peer)
+	defer transfer.ReleaseAll(in)
+	if panicked != nil || err != nil {
+		transfer.ReleaseAll(out) // a failed task's output goes nowhere
+	}
+	switch {
+	case panicked != nil:
+		return errorReply(kindPanic, panicBody(panicked.value, panicked.stack))
+	case err != nil && moved && in == nil:
+		// The input did not decode: references past the failure were
+		// never read, so the pool would keep them lent. Retired, the
+		// process gives them all back at once.
+		return output{kind: kindError, body: []byte(err.Error()), broken: true}
+	case err != nil:
+		return errorReply(kindError, []byte(err.Error()))
+	}
+	// Sized, but not reused once written as the parent's call bodies are:
+	// measured on bench/orders' echo-json (44 MB back), reusing them here
+	// made the round trip slower, not faster.
+	buf := bytes.NewBuffer(make([]byte, 0, s.sizes.guess(name, out)))
+	segs, err := peerEncodeInto(buf, s.link.peer, out)
+	if err != nil {
+		transfer.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
+		return errorReply(kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err))
+	}
+	if n := buf.Len(); n > s.maxOutput {
+		// If it held Buffers (they are detached now), they were lent for
+		// a reply that can't be sent.
+		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput),
+			broken: errors.Is(transfer.Check(out), transfer.ErrDetached)}
+	}
+	s.sizes.record(name, buf.Len())
+	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
+}
+
+// recovered is a task's panic: its value, as it will cross (see
+// panicBody), and its stack.
+type recovered struct {
+	value any
+	stack []byte
+}
+
+// invokeEntry runs a registered task on its encoded input, recovering a
+// panic on the task's own goroutine (one on a goroutine the task started
+// can't be recovered: it ends the process, which the pool reports). With
+// a Peer the input is decoded by it, its references becoming Buffers; in
+// is the decoded input, for the caller to release what the task kept, or
+// nil if it did not decode.
+func invokeEntry(ctx context.Context, e entry, input []byte, peer *transfer.Peer) (out, in any, err error, p *recovered) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = &recovered{value: v, stack: debug.Stack()}
+		}
+	}()
+	out, err = e.invoke(ctx, func(ptr any) error {
+		in = ptr
+		var err error
+		if peer != nil {
+			err = peerUnmarshal(peer, input, ptr)
+		} else {
+			err = unmarshal(input, ptr)
+		}
+		if err != nil {
+			in = nil // Decode released what it resolved
+			return fmt.Errorf("pool: decode input of task %q: %w", e.name, err)
+		}
+		return nil
+	})
+	return out, in, err, nil
+}
