@@ -3,6 +3,7 @@ package cancel
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,14 @@ import (
 // Attach unsets the worker environment variables (EnvWorker and the rest)
 // and marks the channel close-on-exec, so processes the worker starts
 // neither think they are workers nor hold the channel open.
+//
+// Attach also makes the worker take the processes it started down with it
+// when its supervisor dies: Start has the kernel send the worker SIGTERM
+// then, and Attach starts a goroutine that answers SIGTERM, from whatever
+// sender, with SIGKILL to the worker's process group, itself included. So
+// do not ignore or reset SIGTERM in a worker (signal.Ignore, signal.Reset):
+// it would outlive its supervisor, or leave the processes it started
+// behind. (signal.Notify for SIGTERM elsewhere in the worker is harmless.)
 func Attach() (*Conn, bool, error) {
 	if os.Getenv(EnvWorker) != "1" {
 		return nil, false, nil
@@ -53,5 +62,21 @@ func Attach() (*Conn, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
+	// Only the leader of a group of its own, as Start makes it, may kill
+	// its whole group: any other group is somebody else's too.
+	if unix.Getpgrp() == os.Getpid() {
+		killGroupOnSIGTERM()
+	}
 	return conn, true, nil
+}
+
+// killGroupOnSIGTERM answers SIGTERM, the worker's parent-death signal,
+// with SIGKILL to the calling process's group, the caller included.
+func killGroupOnSIGTERM() {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, unix.SIGTERM)
+	go func() {
+		<-term
+		unix.Kill(0, unix.SIGKILL)
+	}()
 }

@@ -3,11 +3,7 @@
 package cancel
 
 import (
-	"context"
-	"errors"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -92,25 +88,4 @@ func TestGOMEMLIMITIsSet(t *testing.T) {
 	assert.Contains(t, env, "GOMEMLIMIT=67108864")
 	s.Env = []string{"GOMEMLIMIT=1GiB"}
 	assert.NotContains(t, s.environ(1), "GOMEMLIMIT=67108864", "the caller's own GOMEMLIMIT wins")
-}
-
-// TestPdeathsig: a worker whose supervisor dies goes away with it. An
-// intermediate process (this binary) starts a worker and exits without
-// closing it.
-func TestPdeathsig(t *testing.T) {
-	t.Parallel()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.CommandContext(context.Background(), exe)
-	cmd.Env = append(os.Environ(), envIntermediate+"=1", "GORACE=atexit_sleep_ms=0")
-	out, err := cmd.Output()
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		t.Fatalf("intermediate failed: %v: %s", err, exitErr.Stderr)
-	}
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	require.NoError(t, err)
-	require.Positive(t, pid)
-	waitGone(t, pid)
 }
