@@ -40,6 +40,13 @@ type Spec struct {
 	// kills it (and its process group) on breach; it also sets GOMEMLIMIT in
 	// the worker's environment to the limit (unless Env sets it) so the
 	// worker's garbage collector works to stay under it first.
+	//
+	// It is not a hard cap: a fast allocation can overshoot it between two
+	// samples, and the RSS counted is the worker's alone, not its children's.
+	// A hard cap would need a cgroup v2 subtree delegated to the program,
+	// which a library cannot assume, and RLIMIT_AS breaks Go programs (and
+	// -race builds above all), which reserve far more address space than
+	// they use.
 	MemoryLimit int64
 	// MemoryPoll is the RSS sampling interval. Default: 5 ms.
 	MemoryPoll time.Duration
