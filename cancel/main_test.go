@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,19 +20,20 @@ import (
 
 // Frame kinds of the test worker (the test binary re-executed).
 const (
-	kindEcho     byte = iota + 1 // reply with the same frame
-	kindPrint                    // print the body to stdout and stderr, then echo
-	kindExit3                    // os.Exit(3)
-	kindNilDeref                 // nil pointer dereference: Go's SIGSEGV panic
-	kindGoPanic                  // panic on a goroutine of its own
-	kindFatal                    // fatal runtime error (unrecoverable)
-	kindAbort                    // crash with GOTRACEBACK=crash: killed by SIGABRT
-	kindAlloc                    // allocate until killed
-	kindHang                     // stop reading and sleep forever
-	kindSendN                    // try to send a frame whose body length is the body's number
-	kindFDs                      // reply with the contents of the received descriptors
-	kindHold                     // allocate and touch the body's number of MiB, keep it, reply
-	kindSpawn                    // start a grandchild, sleep 30, sharing stdout and stderr; reply with its pid
+	kindEcho       byte = iota + 1 // reply with the same frame
+	kindPrint                      // print the body to stdout and stderr, then echo
+	kindExit3                      // os.Exit(3)
+	kindNilDeref                   // nil pointer dereference: Go's SIGSEGV panic
+	kindGoPanic                    // panic on a goroutine of its own
+	kindFatal                      // fatal runtime error (unrecoverable)
+	kindAbort                      // crash with GOTRACEBACK=crash: killed by SIGABRT
+	kindAlloc                      // allocate until killed
+	kindHang                       // stop reading and sleep forever
+	kindSendN                      // try to send a frame whose body length is the body's number
+	kindFDs                        // reply with the contents of the received descriptors
+	kindHold                       // allocate and touch the body's number of MiB, keep it, reply
+	kindSpawn                      // start a grandchild, sleep 30, sharing stdout and stderr; reply with its pid
+	kindStderrExit                 // body "N\ntext": print text to stderr, then os.Exit(N)
 )
 
 // Environment variables that steer the test binary.
@@ -151,6 +153,14 @@ func handleTest(conn *Conn, f Frame) error {
 			return err
 		}
 		f.Body = []byte(strconv.Itoa(cmd.Process.Pid))
+	case kindStderrExit:
+		status, text, _ := strings.Cut(string(f.Body), "\n")
+		code, err := strconv.Atoi(status)
+		if err != nil {
+			return err
+		}
+		os.Stderr.WriteString(text)
+		os.Exit(code)
 	default:
 		return fmt.Errorf("unknown kind %d", f.Kind)
 	}

@@ -234,7 +234,6 @@ func (p *Process) account(werr error) *Exit {
 		RSS:         p.killedRSS.Load(),
 		MemoryLimit: p.spec.MemoryLimit,
 		Stderr:      p.stderr.lines(),
-		Crash:       p.stderr.crashLine(),
 	}
 	st := p.cmd.ProcessState
 	if st == nil {
@@ -244,6 +243,11 @@ func (p *Process) account(werr error) *Exit {
 	e.Code = st.ExitCode()
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		e.Signal = ws.Signal()
+	}
+	// The runtime ends a crash with status 2, or by a signal (SIGABRT at
+	// GOTRACEBACK=crash); a headline otherwise is only what a task printed.
+	if e.Code == 2 || e.Signal != 0 {
+		e.Crash = p.stderr.crashLine()
 	}
 	if e.Signal != syscall.SIGKILL {
 		// The worker ended on its own before the kill landed.
