@@ -3,7 +3,6 @@ package cancel
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -68,15 +67,4 @@ func Attach() (*Conn, bool, error) {
 		killGroupOnSIGTERM()
 	}
 	return conn, true, nil
-}
-
-// killGroupOnSIGTERM answers SIGTERM, the worker's parent-death signal,
-// with SIGKILL to the calling process's group, the caller included.
-func killGroupOnSIGTERM() {
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, unix.SIGTERM)
-	go func() {
-		<-term
-		unix.Kill(0, unix.SIGKILL)
-	}()
 }

@@ -269,26 +269,6 @@ func (p *Process) kill(why KillReason) {
 	p.cmd.Process.Kill()
 }
 
-// waitExited blocks until the child pid has exited, leaving it unreaped.
-func waitExited(pid int) error {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
-
-// killGroup sends SIGKILL to the worker's process group, whose id is the
-// worker's pid (Setpgid). Call it only between the exit and the reap.
-func (p *Process) killGroup() {
-	err := unix.Kill(-p.PID(), unix.SIGKILL)
-	if err != nil && !errors.Is(err, unix.ESRCH) { // ESRCH: nobody is left in it
-		p.log.Warn("cancel: cannot kill the worker's process group", "err", err)
-	}
-}
-
 func closeFiles(fs ...*os.File) {
 	for _, f := range fs {
 		if f != nil {
