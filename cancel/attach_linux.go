@@ -21,6 +21,14 @@ import (
 // Attach unsets the worker environment variables (EnvWorker and the rest)
 // and marks the channel close-on-exec, so processes the worker starts
 // neither think they are workers nor hold the channel open.
+//
+// Attach also makes the worker take the processes it started down with it
+// when its supervisor dies: Start has the kernel send the worker SIGTERM
+// then, and Attach starts a goroutine that answers SIGTERM, from whatever
+// sender, with SIGKILL to the worker's process group, itself included. So
+// do not ignore or reset SIGTERM in a worker (signal.Ignore, signal.Reset):
+// it would outlive its supervisor, or leave the processes it started
+// behind. (signal.Notify for SIGTERM elsewhere in the worker is harmless.)
 func Attach() (*Conn, bool, error) {
 	if os.Getenv(EnvWorker) != "1" {
 		return nil, false, nil
@@ -52,6 +60,11 @@ func Attach() (*Conn, bool, error) {
 	conn, err := newConn(workerFDs[0], workerFDs[1], workerFDs[2], maxFrame)
 	if err != nil {
 		return nil, true, err
+	}
+	// Only the leader of a group of its own, as Start makes it, may kill
+	// its whole group: any other group is somebody else's too.
+	if unix.Getpgrp() == os.Getpid() {
+		killGroupOnSIGTERM()
 	}
 	return conn, true, nil
 }

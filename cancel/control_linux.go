@@ -36,15 +36,20 @@ func (p *Process) Exit() *Exit {
 }
 
 // Kill sends the worker SIGKILL and returns at once, without waiting for
-// the reap (watch Done). It is idempotent, and a no-op once Done.
+// the reap (watch Done). Once the worker is dead, and before Done, the
+// rest of its process group (whatever it started and did not move out of
+// the group) gets SIGKILL too, as whenever a worker ends. It is
+// idempotent, and a no-op once Done.
 func (p *Process) Kill() { p.kill(KilledByKill) }
 
 // Terminate stops the worker in exec.Cmd's Cancel-then-WaitDelay shape:
 // it calls ask (if not nil) on the calling goroutine, which should ask the
-// worker to stop without blocking long — say, send a cancel frame —, then kills the worker if it has not exited within grace
-// (at once when grace <= 0). It does not block: the kill runs on a timer.
-// stop cancels that kill, for a worker that did what ask asked and may
-// live on; it reports whether it stopped the kill in time.
+// worker to stop without blocking long — say, send a cancel frame —, then
+// kills the worker, as Kill does (its process group with it), if it has
+// not exited within grace (at once when grace <= 0). It does not block:
+// the kill runs on a timer. stop cancels that kill, for a worker that did
+// what ask asked and may live on; it reports whether it stopped the kill
+// in time.
 func (p *Process) Terminate(grace time.Duration, ask func()) (stop func() bool) {
 	if ask != nil {
 		ask()
@@ -59,8 +64,11 @@ func (p *Process) Terminate(grace time.Duration, ask func()) (stop func() bool) 
 
 // Close closes the channel, so the worker reads EOF and exits, waits up to
 // Spec.CloseGrace for that, kills the worker if it is still running, and
-// returns once it is reaped: afterwards no descriptor, goroutine or process
-// of this worker is left. Idempotent; it returns nil (the account of the
+// returns once it is reaped: afterwards no descriptor or goroutine of this
+// worker is left, and every process in its group has been sent SIGKILL
+// (they may take a moment to finish dying). A process that left the
+// worker's group is not killed, nor waited for beyond 200 ms if it holds
+// the worker's output open. Idempotent; it returns nil (the account of the
 // end is Exit).
 func (p *Process) Close() error {
 	p.closeOnce.Do(func() {

@@ -3,11 +3,8 @@
 package cancel
 
 import (
-	"context"
-	"errors"
+	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,27 +26,40 @@ func TestCrashAccounts(t *testing.T) {
 		killed KillReason
 		crash  string   // Exit.Crash
 		msg    []string // in Exit.Error()
+		body   string   // of the frame sent
+		notMsg []string // not in Exit.Error()
 	}{
 		{"os.Exit(3)", kindExit3, Spec{}, 3, 0, NotKilled, "",
-			[]string{"exited with status 3; stderr: exiting with status 3"}},
+			[]string{"exited with status 3; stderr: exiting with status 3"}, "", nil},
 		{"nil dereference", kindNilDeref, Spec{}, 2, 0, NotKilled,
 			"panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV",
-			[]string{"exited with status 2", "nil pointer dereference"}},
+			[]string{"exited with status 2", "nil pointer dereference"}, "", nil},
 		{"panic on a goroutine", kindGoPanic, Spec{}, 2, 0, NotKilled, "panic: boom on a goroutine",
-			[]string{"exited with status 2", "panic: boom on a goroutine"}},
+			[]string{"exited with status 2", "panic: boom on a goroutine"}, "", nil},
 		{"fatal runtime error", kindFatal, Spec{}, 2, 0, NotKilled, "fatal error: sync: unlock of unlocked mutex",
-			[]string{"exited with status 2", "fatal error: sync: unlock of unlocked mutex"}},
+			[]string{"exited with status 2", "fatal error: sync: unlock of unlocked mutex"}, "", nil},
 		{"crash traceback", kindAbort, Spec{}, -1, syscall.SIGABRT, NotKilled, "panic: abort",
-			[]string{"was killed by signal SIGABRT; panic: abort; stderr: "}},
+			[]string{"was killed by signal SIGABRT; panic: abort; stderr: "}, "", nil},
 		{"memory limit", kindAlloc, Spec{MemoryLimit: 256 << 20}, -1, syscall.SIGKILL, KilledByMemoryLimit, "",
-			[]string{"exceeded memory limit 256 MiB (rss "}},
+			[]string{"exceeded memory limit 256 MiB (rss "}, "", nil},
+		// A task can print what it likes: only the runtime's own report,
+		// a headline then a goroutine trace, in a process that exited with
+		// status 2 or by a signal, makes a crash headline.
+		{"a task prints a panic line", kindStderrExit, Spec{}, 3, 0, NotKilled, "",
+			[]string{"exited with status 3; stderr: panic: fake"}, "3\npanic: fake\n", nil},
+		{"a task prints a panic line that scrolls out", kindStderrExit, Spec{}, 3, 0, NotKilled, "",
+			[]string{"exited with status 3; stderr: line 1\n"}, "3\npanic: fake\n" + numberedLines(tailLines), []string{"panic: fake"}},
+		{"a task prints a whole crash report", kindStderrExit, Spec{}, 3, 0, NotKilled, "",
+			[]string{"exited with status 3; stderr: panic: fake"}, "3\npanic: fake\n\ngoroutine 1 [running]:\nmain.main()\n", nil},
+		{"a task prints a headline and exits with status 2", kindStderrExit, Spec{}, 2, 0, NotKilled, "",
+			[]string{"exited with status 2; stderr: fatal error: fake\nthe end"}, "2\nfatal error: fake\nthe end\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tt.spec.ID = 5
 			p := startWorker(t, tt.spec)
-			require.NoError(t, p.Conn().WriteFrame(Frame{Kind: tt.kind}))
+			require.NoError(t, p.Conn().WriteFrame(Frame{Kind: tt.kind, Body: []byte(tt.body)}))
 			_, err := p.Conn().ReadFrame()
 			require.ErrorIs(t, err, io.EOF)
 			e := waitDone(t, p)
@@ -63,6 +73,9 @@ func TestCrashAccounts(t *testing.T) {
 			}
 			for _, msg := range tt.msg {
 				assert.Contains(t, e.Error(), msg)
+			}
+			for _, msg := range tt.notMsg {
+				assert.NotContains(t, e.Error(), msg)
 			}
 			assert.True(t, strings.HasPrefix(e.Error(), "cancel: worker 5 (pid "+strconv.Itoa(p.PID())+") "), e.Error())
 			assert.False(t, e.Success())
@@ -94,23 +107,11 @@ func TestGOMEMLIMITIsSet(t *testing.T) {
 	assert.NotContains(t, s.environ(1), "GOMEMLIMIT=67108864", "the caller's own GOMEMLIMIT wins")
 }
 
-// TestPdeathsig: a worker whose supervisor dies goes away with it. An
-// intermediate process (this binary) starts a worker and exits without
-// closing it.
-func TestPdeathsig(t *testing.T) {
-	t.Parallel()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.CommandContext(context.Background(), exe)
-	cmd.Env = append(os.Environ(), envIntermediate+"=1", "GORACE=atexit_sleep_ms=0")
-	out, err := cmd.Output()
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		t.Fatalf("intermediate failed: %v: %s", err, exitErr.Stderr)
+// numberedLines returns "line 1\n" to "line n\n".
+func numberedLines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	require.NoError(t, err)
-	require.Positive(t, pid)
-	waitGone(t, pid)
+	return b.String()
 }

@@ -16,6 +16,17 @@
 // or above [KindReserved]. Everything the worker prints to stdout
 // or stderr goes, line by line, to the supervisor's [log/slog] logger.
 //
+// Processes a worker starts do not outlive it. Each worker runs in a
+// process group of its own, and whenever it ends — killed, crashed or
+// exited by itself — the supervisor sends SIGKILL to that whole group
+// before it reaps the worker (the unreaped worker holds the group's id, so
+// the signal cannot reach a group that reused it). If the supervisor dies
+// first, the worker gets SIGTERM, which [Attach] answers with SIGKILL to
+// its group, itself included. What escapes: a process that leaves the
+// group (setpgid or setsid, as daemons do); and, when the supervisor dies,
+// a worker that ignores SIGTERM outlives it with its group, while one that
+// did not call Attach dies of SIGTERM but leaves its group behind.
+//
 // Worker processes are supported on Linux only; elsewhere [Start] and the
 // [Conn] methods return [ErrUnsupported].
 package cancel

@@ -65,9 +65,14 @@ type Exit struct {
 	// Stderr is the tail of what the worker wrote to stderr: its last lines
 	// (at most tailLines lines, tailBytes bytes), newline-separated.
 	Stderr string
-	// Crash is the headline of a Go crash report the worker printed
-	// ("panic: ...", "fatal error: ...", with the "[signal ...]" line that
-	// may follow), kept even when it scrolled out of Stderr; "" if none.
+	// Crash is the headline of the Go runtime's crash report ("panic: ...",
+	// "fatal error: ...", with the "[signal ...]" line that may follow),
+	// kept even when it scrolled out of Stderr; "" if none. It is taken
+	// only from a headline followed by a goroutine trace, in a worker that
+	// exited with status 2 or was killed by a signal: a task that prints
+	// such a line does not make a crash of its exit (a task that forges the
+	// whole report and the status still can). At GOTRACEBACK=none the
+	// runtime prints no trace, and Crash stays "" (Stderr has the headline).
 	Crash string
 	// Err is an error from waiting for the process when it gave no status
 	// (rare); nil otherwise.

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,24 +20,26 @@ import (
 
 // Frame kinds of the test worker (the test binary re-executed).
 const (
-	kindEcho     byte = iota + 1 // reply with the same frame
-	kindPrint                    // print the body to stdout and stderr, then echo
-	kindExit3                    // os.Exit(3)
-	kindNilDeref                 // nil pointer dereference: Go's SIGSEGV panic
-	kindGoPanic                  // panic on a goroutine of its own
-	kindFatal                    // fatal runtime error (unrecoverable)
-	kindAbort                    // crash with GOTRACEBACK=crash: killed by SIGABRT
-	kindAlloc                    // allocate until killed
-	kindHang                     // stop reading and sleep forever
-	kindSendN                    // try to send a frame whose body length is the body's number
-	kindFDs                      // reply with the contents of the received descriptors
-	kindHold                     // allocate and touch the body's number of MiB, keep it, reply
+	kindEcho       byte = iota + 1 // reply with the same frame
+	kindPrint                      // print the body to stdout and stderr, then echo
+	kindExit3                      // os.Exit(3)
+	kindNilDeref                   // nil pointer dereference: Go's SIGSEGV panic
+	kindGoPanic                    // panic on a goroutine of its own
+	kindFatal                      // fatal runtime error (unrecoverable)
+	kindAbort                      // crash with GOTRACEBACK=crash: killed by SIGABRT
+	kindAlloc                      // allocate until killed
+	kindHang                       // stop reading and sleep forever
+	kindSendN                      // try to send a frame whose body length is the body's number
+	kindFDs                        // reply with the contents of the received descriptors
+	kindHold                       // allocate and touch the body's number of MiB, keep it, reply
+	kindSpawn                      // start a grandchild, sleep 30, sharing stdout and stderr; reply with its pid
+	kindStderrExit                 // body "N\ntext": print text to stderr, then os.Exit(N)
 )
 
 // Environment variables that steer the test binary.
 const (
 	envHelloVersion = "CANCEL_TEST_HELLO_VERSION" // worker: send this version
-	envIntermediate = "CANCEL_TEST_INTERMEDIATE"  // start a worker, print its pid, exit
+	envIntermediate = "CANCEL_TEST_INTERMEDIATE"  // start a worker and a grandchild, print their pids, exit at EOF on stdin
 	envNoHello      = "CANCEL_TEST_NO_HELLO"      // worker: never send the hello
 )
 
@@ -140,17 +144,43 @@ func handleTest(conn *Conn, f Frame) error {
 			held[i] = 1
 		}
 		heldMemory = append(heldMemory, held)
+	case kindSpawn:
+		// As a task's helper process would: it shares the worker's output,
+		// and the worker never waits for it.
+		cmd := exec.Command("sleep", "30")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		f.Body = []byte(strconv.Itoa(cmd.Process.Pid))
+	case kindStderrExit:
+		status, text, _ := strings.Cut(string(f.Body), "\n")
+		code, err := strconv.Atoi(status)
+		if err != nil {
+			return err
+		}
+		os.Stderr.WriteString(text)
+		os.Exit(code)
 	default:
 		return fmt.Errorf("unknown kind %d", f.Kind)
 	}
 	return conn.WriteFrame(f)
 }
 
-// intermediate starts a worker, makes it stop reading (so that the EOF of
-// its channel cannot end it), prints its pid and exits without closing
-// it: the worker must die of Pdeathsig.
+// intermediate starts a worker, has it start a grandchild, makes it stop
+// reading (so that the EOF of its channel cannot end it), prints both pids
+// and, once its stdin ends, exits without closing the worker: the worker
+// and its grandchild must die of their supervisor's death. Waiting for
+// stdin lets the test watch both processes (pidfds) before they can die.
 func intermediate() {
 	p, err := Start(testContext(), Spec{})
+	var grandchild Frame
+	if err == nil {
+		err = p.Conn().WriteFrame(Frame{Kind: kindSpawn})
+	}
+	if err == nil {
+		grandchild, err = p.Conn().ReadFrame()
+	}
 	if err == nil {
 		err = p.Conn().WriteFrame(Frame{Kind: kindHang})
 	}
@@ -158,6 +188,7 @@ func intermediate() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println(p.PID())
+	fmt.Println(p.PID(), string(grandchild.Body))
+	io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
 }

@@ -28,8 +28,11 @@ type output struct {
 	mu    sync.Mutex
 	tail  []string
 	bytes int
-	crash string // the last Go crash headline seen, see crashLine
-	after bool   // the previous line was a crash headline
+	crash string // the last crash headline whose trace followed, see crashLine
+	// headline is a crash headline still waiting for its goroutine trace;
+	// anything but what the runtime prints in between drops it.
+	headline string
+	waiting  bool
 }
 
 // isCrashLine reports whether s opens a Go runtime crash report: its
@@ -39,35 +42,61 @@ func isCrashLine(s string) bool {
 	return strings.HasPrefix(s, "panic: ") || strings.HasPrefix(s, "fatal error: ")
 }
 
+// isTraceHeader reports whether s opens the trace the runtime prints after
+// a crash headline: "goroutine 1 [running]:" ("goroutine 1 gp=... [" at
+// GOTRACEBACK=crash), or "runtime stack:" for a throw on the system stack.
+func isTraceHeader(s string) bool {
+	if s == "runtime stack:" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(s, "goroutine ")
+	if !ok {
+		return false
+	}
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	rest = rest[digits:]
+	return digits > 0 && (strings.HasPrefix(rest, " [") || strings.HasPrefix(rest, " gp="))
+}
+
 // copy logs r's lines until r ends or fails (e.g. closed by the reaper);
 // it never holds more than maxLine bytes of one line.
 func (o *output) copy(r io.Reader) {
 	br := bufio.NewReaderSize(r, maxLine)
+	piece := false // the line is a further piece of a line longer than maxLine
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
-			o.line(line)
+			o.line(line, piece)
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return
 		}
+		piece = errors.Is(err, bufio.ErrBufferFull)
 	}
 }
 
-func (o *output) line(b []byte) {
+func (o *output) line(b []byte, piece bool) {
 	b = bytes.TrimRight(b, "\r\n")
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
 	o.logger.LogAttrs(context.Background(), slog.LevelInfo, s, slog.String("stream", o.stream))
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	// A task can print a headline too: it counts only once the runtime's
+	// trace follows, past the lines the runtime prints in between (the
+	// fault's signal, nested panics and a value's further lines, indented,
+	// and a blank line). The account also checks how the process ended.
 	switch {
+	case piece: // the rest of a long line neither opens nor breaks a report
 	case isCrashLine(s):
-		o.crash, o.after = truncate(s, maxLine), true
-	case o.after && strings.HasPrefix(s, "[signal "):
-		o.crash += " " + truncate(s, maxLine) // the fault's signal and address
-		o.after = false
+		o.headline, o.waiting = truncate(s, maxLine), true
+	case !o.waiting:
+	case isTraceHeader(s):
+		o.crash, o.waiting = o.headline, false
+	case strings.HasPrefix(s, "[signal "):
+		o.headline += " " + truncate(s, maxLine) // the fault's signal and address
+	case s == "" || strings.HasPrefix(s, "\t"):
 	default:
-		o.after = false
+		o.waiting = false
 	}
 	o.tail = append(o.tail, s)
 	o.bytes += len(s) + 1
@@ -84,8 +113,9 @@ func (o *output) lines() string {
 	return strings.Join(o.tail, "\n")
 }
 
-// crashLine returns the last crash headline seen ("panic: ...", "fatal
-// error: ..."), with its "[signal ...]" line if one followed; "" if none.
+// crashLine returns the last crash headline ("panic: ...", "fatal
+// error: ...") that a goroutine trace followed, with its "[signal ...]"
+// line if one came in between; "" if none.
 func (o *output) crashLine() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()

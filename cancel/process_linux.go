@@ -40,9 +40,12 @@ type Process struct {
 }
 
 // outputDrain is how long the reaper waits, after the process exited, for
-// its output to reach EOF; only a descendant holding the pipes makes it
-// wait that long, and then the pipes are closed on it.
+// its output to reach EOF. The worker's process group is killed first, so
+// only a descendant that left the group can hold the pipes that long; then
+// they are closed on it, and outputCutMessage is logged.
 const outputDrain = 200 * time.Millisecond
+
+const outputCutMessage = "cancel: worker output still open after it exited (held by a process outside its group); closing it"
 
 // Start starts a worker process as s describes and waits for its hello. It
 // blocks until the worker has sent its hello, ctx ends, s.StartTimeout
@@ -52,10 +55,17 @@ const outputDrain = 200 * time.Millisecond
 // first (whose message carries its stderr tail).
 //
 // ctx bounds only the start: cancelling it later does not affect the
-// running process. The worker gets SIGKILL when the supervisor dies
-// (Pdeathsig); Linux sends it when the thread that called Start ends, and
-// Go ends a thread only under a goroutine that exits while locked to it
-// with runtime.LockOSThread, so do not call Start from such a goroutine.
+// running process.
+//
+// The worker runs in a process group of its own, which is killed (SIGKILL)
+// whenever the worker ends, before it is reaped: see the package doc for
+// what that covers. Being in its own group, the worker does not get the
+// signals a terminal sends the supervisor's group (Ctrl-C): it ends when
+// the supervisor closes it or dies. The worker gets SIGTERM when the
+// supervisor dies (Pdeathsig), and Attach turns that into a SIGKILL of its
+// group. Linux sends it when the thread that called Start ends, and Go
+// ends a thread only under a goroutine that exits while locked to it with
+// runtime.LockOSThread, so do not call Start from such a goroutine.
 func Start(ctx context.Context, s Spec) (*Process, error) {
 	s, err := s.withDefaults()
 	if err != nil {
@@ -104,10 +114,14 @@ func spawn(s Spec) (*Process, error) {
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = w[0], w[1]
 	cmd.ExtraFiles = child[:]
-	// Pdeathsig fires when the thread that forked exits, not the process;
-	// Go ends a thread only when a goroutine exits while locked to it, so
-	// do not call Start from a goroutine that stays locked to its thread.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A group of its own, so that the reaper can kill whatever the worker
+	// started. SIGTERM rather than SIGKILL at the supervisor's death, since
+	// SIGKILL cannot be caught: the worker's Attach handles SIGTERM by
+	// killing its group, and before Attach SIGTERM's default kills it all
+	// the same. Pdeathsig fires when the thread that forked exits, not the
+	// process; Go ends a thread only when a goroutine exits while locked to
+	// it, so do not call Start from a goroutine that stays locked to it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	err = cmd.Start()
 	closeFiles(w[:]...)
 	if err != nil {
@@ -185,8 +199,16 @@ func (p *Process) handshake(ctx context.Context) error {
 	return err
 }
 
-// reap waits for the process, then for its output, and publishes the Exit.
+// reap waits for the process to exit, kills its process group, reaps it,
+// waits for its output, and publishes the Exit.
 func (p *Process) reap() {
+	// Between the exit and the reap the zombie holds its pid, which is the
+	// group's id: the group kill cannot reach a group that reused the id.
+	if err := waitExited(p.PID()); err == nil {
+		p.killGroup()
+	} else {
+		p.log.Warn("cancel: cannot wait for the worker without reaping it; its process group is left alone", "err", err)
+	}
 	werr := p.cmd.Wait()
 	timer := time.NewTimer(outputDrain)
 	defer timer.Stop()
@@ -195,6 +217,7 @@ func (p *Process) reap() {
 		case <-p.outputs:
 			ended++
 		case <-timer.C:
+			p.log.Warn(outputCutMessage)
 			closeFiles(p.outFiles[:]...) // copiers end on the closed files
 		}
 	}
@@ -211,7 +234,6 @@ func (p *Process) account(werr error) *Exit {
 		RSS:         p.killedRSS.Load(),
 		MemoryLimit: p.spec.MemoryLimit,
 		Stderr:      p.stderr.lines(),
-		Crash:       p.stderr.crashLine(),
 	}
 	st := p.cmd.ProcessState
 	if st == nil {
@@ -221,6 +243,11 @@ func (p *Process) account(werr error) *Exit {
 	e.Code = st.ExitCode()
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		e.Signal = ws.Signal()
+	}
+	// The runtime ends a crash with status 2, or by a signal (SIGABRT at
+	// GOTRACEBACK=crash); a headline otherwise is only what a task printed.
+	if e.Code == 2 || e.Signal != 0 {
+		e.Crash = p.stderr.crashLine()
 	}
 	if e.Signal != syscall.SIGKILL {
 		// The worker ended on its own before the kill landed.

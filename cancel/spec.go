@@ -11,7 +11,8 @@ import (
 )
 
 // Spec describes the worker process to start. The zero value starts the
-// running program itself as a worker with every default.
+// running program itself as a worker with every default. The worker runs
+// in a process group of its own, killed with it (see the package doc).
 type Spec struct {
 	// Path is the binary to run. Default: os.Executable(), the program
 	// itself, which must call Attach first thing in main.
@@ -36,9 +37,16 @@ type Spec struct {
 	MaxFrame int
 	// MemoryLimit is the worker's resident memory limit in bytes; 0 means
 	// none. The supervisor samples the worker's RSS every MemoryPoll and
-	// kills it on breach; it also sets GOMEMLIMIT in the worker's
-	// environment to the limit (unless Env sets it) so the worker's garbage
-	// collector works to stay under it first.
+	// kills it (and its process group) on breach; it also sets GOMEMLIMIT in
+	// the worker's environment to the limit (unless Env sets it) so the
+	// worker's garbage collector works to stay under it first.
+	//
+	// It is not a hard cap: a fast allocation can overshoot it between two
+	// samples, and the RSS counted is the worker's alone, not its children's.
+	// A hard cap would need a cgroup v2 subtree delegated to the program,
+	// which a library cannot assume, and RLIMIT_AS breaks Go programs (and
+	// -race builds above all), which reserve far more address space than
+	// they use.
 	MemoryLimit int64
 	// MemoryPoll is the RSS sampling interval. Default: 5 ms.
 	MemoryPoll time.Duration
