@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,15 +33,31 @@ func TestMain(m *testing.M) {
 }
 
 // TestQuick runs the lab's -quick smoke run, checks that the table has
-// every row, and that the bars hold loosely (the run is short, the
-// machine shared, and under -race everything is slower).
+// every row, that -out's overview has a bar for each row that ran, and
+// that the bars hold loosely (the run is short, the machine
+// shared, and under -race everything is slower).
 func TestQuick(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	rows, err := run(ctx, []string{"-quick"}, &out, io.Discard)
+	dir := t.TempDir()
+	rows, err := run(ctx, []string{"-quick", "-out", dir}, &out, io.Discard)
 	require.NoError(t, err)
 	t.Log("\n" + out.String())
+
+	_, chart := parseOverview(t, filepath.Join(dir, overviewFile))
+	reference, phases := 0, 0
+	for _, r := range rows {
+		switch {
+		case r.NA != "":
+		case r.Offered > 0:
+			phases++
+		default:
+			reference++
+		}
+	}
+	assert.Len(t, chart.bars(t, "fast-p99", "width"), reference, "overview: a /fast p99 bar per reference row that ran")
+	assert.Len(t, chart.bars(t, "goodput", "height"), phases, "overview: a goodput bar per overload phase")
 
 	want := 0
 	for _, sc := range scenarios("pool1") {

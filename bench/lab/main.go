@@ -9,8 +9,13 @@
 //
 //	go run ./bench/lab              # the full table, about six minutes
 //	go run ./bench/lab -quick       # a short smoke run
-//	go run ./bench/lab -out /tmp/lab  # also raw latencies (CSV) and one SVG per scenario
+//	go run ./bench/lab -out /tmp/lab  # also raw latencies (CSV), one SVG per scenario and overview.svg
 //	go run ./bench/lab -sweep -phase 4s [-job 10ms]  # QueueDelay settings through the overload phases
+//
+// With -out, overview.svg draws the main table in one chart: each
+// reference row's /fast p99 (with its range over the runs) and job p50
+// beside the "only /fast" baseline, and each overload phase's goodput
+// against capacity.
 //
 // Each scenario gets a fresh server process (the lab re-executes itself);
 // all traffic stays on 127.0.0.1 and every run ends by itself.
@@ -58,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	rate := fs.Float64("rate", 100, "/fast requests per second (Poisson)")
 	jobTime := fs.Duration("job", 200*time.Millisecond, "CPU time of one job")
 	quick := fs.Bool("quick", false, "short smoke run: -duration 600ms -repeat 1 -phase 300ms, short warm-up")
-	outDir := fs.String("out", "", "directory for latencies.csv and one SVG chart per scenario")
+	outDir := fs.String("out", "", "directory for latencies.csv, one SVG chart per scenario and overview.svg")
 	only := fs.String("only", "", "run only the scenarios whose group or name contains this")
 	overloadPool := fs.String("overload-pool", "pool1", "the overload scenarios' one-worker pool: pool1 (in process) or proc1 (subprocess)")
 	sweep := fs.Bool("sweep", false, "instead of the table: sweep QueueDelay settings through the overload phases for -job jobs")
@@ -110,12 +115,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 		}
 	}
 	var rows []row
+	var results []outcome // each scenario's rows, for the overview chart; not its samples
 	for i, sc := range all {
 		progress := func(line string) { fmt.Fprintf(stderr, "\r[%d/%d] %-90s", i+1, len(all), line) }
 		progress(sc.label() + ": starting")
 		o := runScenario(ctx, st, sc, progress)
 		summarize(&o, st)
 		rows = append(rows, o.Rows...)
+		results = append(results, outcome{Scenario: o.Scenario, NA: o.NA, Rows: o.Rows})
 		if csv != nil {
 			writeCSV(csv, o)
 			if err := writeSVG(*outDir, o, st); err != nil {
@@ -129,5 +136,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	fmt.Fprintf(stderr, "\r%-100s\r", "")
 	printTable(stdout, rows)
 	printSweep(stdout, rows, capacity(st.JobTime))
+	if *outDir != "" { // after the table, which a failed write must not cost
+		if err := writeOverview(*outDir, results, capacity(st.JobTime)); err != nil {
+			return rows, err
+		}
+	}
 	return rows, nil
 }
