@@ -3,7 +3,9 @@ package pool_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -240,5 +242,44 @@ func TestTerminatedOnlyWhenKilled(t *testing.T) {
 		} else {
 			assert.Equal(t, before, p.Stats().Terminated, "a process was killed, but the caller was not told")
 		}
+	}
+}
+
+// spawnChild starts `sleep 30` from the worker process, reports its pid
+// and waits for its ctx: hard terminate and Close must take the child
+// down with the worker.
+var spawnChild = pool.Register("test.spawn-child", func(ctx context.Context, _ int) (int, error) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	fmt.Printf("spawned child pid=%d\n", cmd.Process.Pid)
+	<-ctx.Done()
+	select {} // ignore the cancel: only the kill ends this
+})
+
+// What a task starts dies with its worker process: when the task is
+// terminated, and when the pool closes.
+func TestTaskChildrenDieWithTheWorker(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"terminate", "close"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			p, log := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{TerminateGrace: 10 * time.Millisecond}})
+			ctx, cancel := context.WithCancel(testCtx(t))
+			defer cancel()
+			f, err := pool.Submit(ctx, p, spawnChild, 0)
+			require.NoError(t, err)
+			log.waitLog(t, "spawned child pid=")
+			child := pidFromLog(t, log.String(), "spawned child pid=")
+			if how == "terminate" {
+				cancel()
+			} else {
+				require.NoError(t, p.Close())
+			}
+			_, err = f.Wait()
+			require.ErrorIs(t, err, pool.ErrTerminated)
+			waitGone(t, child)
+		})
 	}
 }
