@@ -1,32 +1,20 @@
-// Package cancel stops running work: the causes and errors of cancellation,
-// and the supervisor of one killable worker process (start, handshake, kill,
-// reap, and an account of how it ended).
+// Package cancel is the vocabulary of stopped work that callers match on.
 //
-// The supervisor side is [Start], which re-executes a binary (by default the
-// running program) as a worker and returns a [*Process]. The worker side is
-// [Attach], called first thing in the worker's main: it returns the [*Conn]
-// to the supervisor, over which the worker sends its [Hello] and then serves
-// frames until the connection reaches EOF, at which point it must exit.
+// [WithCause] builds an error that matches two things with errors.Is: what
+// happened and why. Package pool uses it so that a task killed because its
+// caller's deadline passed matches both pool.ErrTerminated and
+// context.DeadlineExceeded; use it the same way for errors of your own.
 //
-// The channel is passed to the worker as file descriptors 3, 4 and 5 (never
-// stdin or stdout, which belong to whatever the worker prints): a pipe each
-// way for the frames, and a unix socket beside them for file descriptors
-// (SCM_RIGHTS), which a frame can carry. Frames are length-prefixed, with a
-// maximum size; their kinds are opaque to this package, except the few at
-// or above [KindReserved]. Everything the worker prints to stdout
-// or stderr goes, line by line, to the supervisor's [log/slog] logger.
+// [Exit] is the account of how a worker process ended: its exit status or
+// signal, whether its supervisor killed it and why ([KillReason]: a
+// terminate, the memory limit), the tail of its stderr and the Go runtime's
+// crash headline. A pool.ErrWorkerCrashed error carries one, for callers
+// that want more than the message:
 //
-// Processes a worker starts do not outlive it. Each worker runs in a
-// process group of its own, and whenever it ends — killed, crashed or
-// exited by itself — the supervisor sends SIGKILL to that whole group
-// before it reaps the worker (the unreaped worker holds the group's id, so
-// the signal cannot reach a group that reused it). If the supervisor dies
-// first, the worker gets SIGTERM, which [Attach] answers with SIGKILL to
-// its group, itself included. What escapes: a process that leaves the
-// group (setpgid or setsid, as daemons do); and, when the supervisor dies,
-// a worker that ignores SIGTERM outlives it with its group, while one that
-// did not call Attach dies of SIGTERM but leaves its group behind.
+//	var exit *cancel.Exit
+//	if errors.As(err, &exit) && exit.Killed == cancel.KilledByMemoryLimit {
+//		// the task needs more memory than the pool allows
+//	}
 //
-// Worker processes are supported on Linux only; elsewhere [Start] and the
-// [Conn] methods return [ErrUnsupported].
+// Everything here is safe for concurrent use; an Exit is read-only.
 package cancel

@@ -1,27 +1,5 @@
 package cancel
 
-import "errors"
-
-// Sentinel errors, matchable with errors.Is.
-var (
-	// ErrFrameTooLarge: a frame's body exceeds the connection's maximum. A
-	// reader returns it before allocating anything for the body; a writer
-	// returns it before sending anything.
-	ErrFrameTooLarge = errors.New("cancel: frame too large")
-	// ErrCorruptFrame: the stream does not hold a valid frame (bad header,
-	// a stream that ends inside a frame, missing or truncated descriptors).
-	ErrCorruptFrame = errors.New("cancel: corrupt frame")
-	// ErrProtocol: the worker's handshake is missing, malformed, or speaks
-	// another protocol version.
-	ErrProtocol = errors.New("cancel: protocol error")
-	// ErrStartTimeout: the worker sent no hello within Spec.StartTimeout.
-	ErrStartTimeout = errors.New("cancel: worker sent no hello in time")
-	// ErrClosed: the connection was closed by this side.
-	ErrClosed = errors.New("cancel: connection closed")
-	// ErrUnsupported: worker processes are not supported on this platform.
-	ErrUnsupported = errors.New("cancel: worker processes are not supported on " + goos)
-)
-
 // WithCause returns an error that matches both sentinel and cause with
 // errors.Is (and errors.As), and reads "sentinel: cause". It lets a caller
 // report, for instance, that a task was terminated because its deadline

@@ -6,7 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/offloadgo/offload/transfer"
 )
 
@@ -94,8 +95,8 @@ func (r *proc) attempt(ctx context.Context, l *live, m *message) (in any, err er
 // segments and releases due to l. input is the input's encoding, for
 // died to take moved Buffers back. If Buffers moved for a frame that
 // can't be sent, l is retired: closing its Peer after the reap frees them.
-func (r *proc) callFrame(l *live, id uint64, m *message) (f cancel.Frame, input []byte, err error) {
-	f = cancel.Frame{Kind: kindCall, ID: id, Body: m.payload}
+func (r *proc) callFrame(l *live, id uint64, m *message) (f workerproc.Frame, input []byte, err error) {
+	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.payload}
 	var segs []transfer.Segment
 	if m.payload == nil {
 		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.task, m.in)
@@ -136,7 +137,7 @@ func (r *proc) died(l *live, m *message, input []byte, written bool) (in any, er
 // receive reads l's reply f to m: its moves first, then the output, then
 // l is recycled or, if it died, broke the Buffer books, or its task's
 // caller gave up first (and was told it is terminated), retired.
-func (r *proc) receive(l *live, m *message, f cancel.Frame, dying bool) error {
+func (r *proc) receive(l *live, m *message, f workerproc.Frame, dying bool) error {
 	quit := !m.handover.reply()
 	kind, body, broken, err := l.link.open(f)
 	if err != nil {
@@ -180,7 +181,7 @@ func (r *proc) await(ctx context.Context, l *live, m *message, id uint64, input 
 		// the worker goroutine should be starting the replacement.
 		_ = l.proc.Conn().Close()
 	})
-	var f cancel.Frame
+	var f workerproc.Frame
 	for {
 		f, err = l.proc.Conn().ReadFrame()
 		if err != nil || f.ID == id {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // Main makes the program a worker for Subprocess pools. Call it first thing
@@ -21,7 +21,7 @@ import (
 // nothing but read an environment variable. A worker that cannot reach its
 // pool prints why to stderr and exits with status 2.
 func Main() {
-	conn, worker, err := cancel.Attach()
+	conn, worker, err := workerproc.Attach()
 	if !worker {
 		return
 	}
@@ -35,8 +35,8 @@ func Main() {
 // serve sends the hello, then runs the calls conn brings until it reaches
 // EOF, and returns the process's exit status. It returns at once at EOF,
 // without waiting for tasks still running: the pool has gone.
-func serve(conn *cancel.Conn) int {
-	if err := conn.SendHello(cancel.Hello{Tasks: registeredNames()}); err != nil {
+func serve(conn *workerproc.Conn) int {
+	if err := conn.SendHello(workerproc.Hello{Tasks: registeredNames()}); err != nil {
 		fmt.Fprintln(os.Stderr, "pool: worker:", err)
 		return 2
 	}

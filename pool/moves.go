@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/offloadgo/offload/transfer"
 )
 
@@ -16,7 +17,7 @@ import (
 const kindMoves byte = 0x80
 
 // Keep flagged kinds clear of the cancel package's own.
-var _ [cancel.KindReserved - (kindMoves | kindGoexit)]struct{}
+var _ [workerproc.KindReserved - (kindMoves | kindGoexit)]struct{}
 
 // moves is what a frame's trailer says about Buffer traffic.
 type moves struct {
@@ -53,7 +54,7 @@ const (
 	releaseSize   = segIDSize + 8 + 8
 	trailerLenLen = 4
 	// trailerFixed bounds a trailer's size without its releases.
-	trailerFixed = 1 + binary.MaxVarintLen64 + cancel.MaxFDs*(segIDSize+binary.MaxVarintLen64) +
+	trailerFixed = 1 + binary.MaxVarintLen64 + workerproc.MaxFDs*(segIDSize+binary.MaxVarintLen64) +
 		binary.MaxVarintLen64 + trailerLenLen
 )
 
@@ -114,7 +115,7 @@ func splitMoves(body []byte, nfds int) (rest []byte, m moves, err error) {
 	m.broken = t[0]&flagBroken != 0
 	t = t[1:]
 	nsegs, k := uvarint(t)
-	if k <= 0 || nsegs > cancel.MaxFDs || nsegs != uint64(nfds) {
+	if k <= 0 || nsegs > workerproc.MaxFDs || nsegs != uint64(nfds) {
 		return nil, moves{}, fmt.Errorf("%w: %d segments for %d descriptors", errCorruptMoves, nsegs, nfds)
 	}
 	t = t[k:]

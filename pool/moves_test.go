@@ -6,10 +6,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/transfer"
 )
 
@@ -79,9 +80,9 @@ func FuzzSplitMoves(f *testing.F) {
 func TestPeerLinkSeal(t *testing.T) {
 	t.Parallel()
 	k := newPeerLink(1 << 20)
-	f := cancel.Frame{Kind: kindResult, Body: []byte("plain")}
+	f := workerproc.Frame{Kind: kindResult, Body: []byte("plain")}
 	require.NoError(t, k.seal(&f, nil, false, false))
-	assert.Equal(t, cancel.Frame{Kind: kindResult, Body: []byte("plain")}, f)
+	assert.Equal(t, workerproc.Frame{Kind: kindResult, Body: []byte("plain")}, f)
 	require.NoError(t, k.seal(&f, nil, false, true))
 	assert.Equal(t, kindResult|kindMoves, f.Kind, "a Peer-encoded body is flagged even with nothing to carry")
 
@@ -92,7 +93,7 @@ func TestPeerLinkSeal(t *testing.T) {
 	}
 	var got []transfer.Ref
 	for range 2 {
-		f := cancel.Frame{Kind: kindCall}
+		f := workerproc.Frame{Kind: kindCall}
 		require.NoError(t, tight.seal(&f, nil, false, false))
 		_, m, err := splitMoves(f.Body, 0)
 		require.NoError(t, err)
@@ -104,8 +105,8 @@ func TestPeerLinkSeal(t *testing.T) {
 		assert.Equal(t, uint64(i), r.Offset)
 	}
 
-	f = cancel.Frame{Kind: kindCall}
-	err := k.seal(&f, make([]transfer.Segment, cancel.MaxFDs+1), false, true)
+	f = workerproc.Frame{Kind: kindCall}
+	err := k.seal(&f, make([]transfer.Segment, workerproc.MaxFDs+1), false, true)
 	require.Error(t, err)
 	assert.Equal(t, kindCall, f.Kind, "nothing sealed")
 }
@@ -133,7 +134,7 @@ func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
 	k := newPeerLink(1 << 20)
 	defer k.close()
 	before := count()
-	for name, f := range map[string]cancel.Frame{
+	for name, f := range map[string]workerproc.Frame{
 		"unflagged, stray descriptors": {Kind: kindResult, FDs: pipe()},
 		"corrupt trailer":              {Kind: kindResult | kindMoves, Body: []byte{1, 2, 3}, FDs: pipe()},
 		"count mismatch":               {Kind: kindResult | kindMoves, Body: appendMoves(nil, moves{segs: []segmentMeta{{size: 1}}}), FDs: pipe()},
@@ -152,7 +153,7 @@ func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
 	assert.Zero(t, k.peer.Stats().Adopted)
 
 	// Releases of memory never lent are refused, and break the link.
-	f := cancel.Frame{Kind: kindResult | kindMoves, Body: appendMoves(nil, moves{releases: []transfer.Ref{{Length: 1}}})}
+	f := workerproc.Frame{Kind: kindResult | kindMoves, Body: appendMoves(nil, moves{releases: []transfer.Ref{{Length: 1}}})}
 	_, _, broken, err := k.open(f)
 	require.ErrorIs(t, err, transfer.ErrBadRef)
 	assert.True(t, broken)
@@ -177,7 +178,7 @@ func TestServeMoves(t *testing.T) {
 	sp := &subprocess{maxPayload: 1 << 20}
 	body, segs, _, err := sp.encodeMoving(link.peer, "proc.internal.add", [2]int{2, 3})
 	require.NoError(t, err)
-	f := cancel.Frame{Kind: kindCall, ID: 1, Body: body}
+	f := workerproc.Frame{Kind: kindCall, ID: 1, Body: body}
 	require.NoError(t, link.seal(&f, segs, false, true))
 	assert.Equal(t, kindCall|kindMoves, f.Kind)
 	require.NoError(t, parent.WriteFrame(f))
@@ -191,7 +192,7 @@ func TestServeMoves(t *testing.T) {
 	require.NoError(t, sp.decode("proc.internal.add", out, &sum, link.peer))
 	assert.Equal(t, 5, sum)
 
-	bad := cancel.Frame{Kind: kindCall | kindMoves, ID: 2, Body: append(append([]byte{}, body...), 0xee, 0, 0, 0, 1)}
+	bad := workerproc.Frame{Kind: kindCall | kindMoves, ID: 2, Body: append(append([]byte{}, body...), 0xee, 0, 0, 0, 1)}
 	require.NoError(t, parent.WriteFrame(bad))
 	got, err = parent.ReadFrame()
 	require.NoError(t, err)

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/offloadgo/offload/transfer"
 )
 
@@ -32,9 +33,9 @@ func newPeerLink(maxFrame int) *peerLink {
 // Peer). It fails, sending nothing, when segs
 // are more than one frame's descriptors: the message's moves are committed
 // on the Peer then, so the caller must treat the connection as broken.
-func (k *peerLink) seal(f *cancel.Frame, segs []transfer.Segment, broken, moved bool) error {
-	if len(segs) > cancel.MaxFDs {
-		return fmt.Errorf("pool: a message references %d new shared-memory segments, more than %d per frame", len(segs), cancel.MaxFDs)
+func (k *peerLink) seal(f *workerproc.Frame, segs []transfer.Segment, broken, moved bool) error {
+	if len(segs) > workerproc.MaxFDs {
+		return fmt.Errorf("pool: a message references %d new shared-memory segments, more than %d per frame", len(segs), workerproc.MaxFDs)
 	}
 	releases := k.takeReleases(k.maxFrame - len(f.Body) - trailerFixed)
 	if len(segs) == 0 && len(releases) == 0 && !broken && !moved {
@@ -71,7 +72,7 @@ func (k *peerLink) takeReleases(room int) []transfer.Ref {
 // and body without them. It takes the frame's descriptors and closes
 // those it does not adopt, on every path. An error means the remote side
 // sent something the Peers can't agree on: the connection is broken.
-func (k *peerLink) open(f cancel.Frame) (kind byte, body []byte, broken bool, err error) {
+func (k *peerLink) open(f workerproc.Frame) (kind byte, body []byte, broken bool, err error) {
 	if f.Kind&kindMoves == 0 {
 		closeFDs(f.FDs) // none are expected; don't leak a stray one
 		return f.Kind, f.Body, false, nil

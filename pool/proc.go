@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // proc is the runner of one Subprocess worker goroutine: it keeps one
@@ -34,11 +34,11 @@ type proc struct {
 // reader goroutine does, so that the worker goroutine can leave a
 // terminated task's process to its grace without waiting.
 type live struct {
-	proc   *cancel.Process
+	proc   *workerproc.Process
 	pid    int
-	tasks  map[string]struct{} // from its hello
-	frames chan cancel.Frame   // replies, from the reader; nil without one
-	gone   <-chan struct{}     // closed when the reader stops, or at the reap without a reader: the process is dying
+	tasks  map[string]struct{}   // from its hello
+	frames chan workerproc.Frame // replies, from the reader; nil without one
+	gone   <-chan struct{}       // closed when the reader stops, or at the reap without a reader: the process is dying
 	served int
 	// link moves Buffers to and from the process. Its Peer is closed by
 	// end, after the reap: a live worker could still write into the
@@ -66,7 +66,7 @@ func (r *proc) launch() {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		p, err := cancel.Start(r.stop, spec)
+		p, err := workerproc.Start(r.stop, spec)
 		if err != nil {
 			ch <- startResult{err: err}
 			return
@@ -78,7 +78,7 @@ func (r *proc) launch() {
 // watch makes p's live and, with a TerminateGrace, starts its reader
 // goroutine, which hands replies to the worker goroutine and closes gone
 // when the channel ends.
-func (r *proc) watch(p *cancel.Process) *live {
+func (r *proc) watch(p *workerproc.Process) *live {
 	l := &live{
 		proc:  p,
 		pid:   p.PID(),
@@ -93,7 +93,7 @@ func (r *proc) watch(p *cancel.Process) *live {
 		return l
 	}
 	gone := make(chan struct{})
-	l.frames, l.gone = make(chan cancel.Frame, 1), gone
+	l.frames, l.gone = make(chan workerproc.Frame, 1), gone
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
@@ -138,7 +138,7 @@ func (r *proc) acquire(ctx context.Context) (*live, error) {
 	case res := <-r.pending:
 		r.pending = nil
 		if res.err != nil {
-			return nil, fmt.Errorf("%w: worker %d did not start: %v", ErrWorkerCrashed, r.id, res.err)
+			return nil, fmt.Errorf("%w: worker %d did not start: %w", ErrWorkerCrashed, r.id, res.err)
 		}
 		r.cur = res.l
 		return r.cur, nil
@@ -167,7 +167,7 @@ func (r *proc) crashed(l *live) error {
 		r.cur = nil
 	}
 	r.events.crashed()
-	return fmt.Errorf("%w: %v", ErrWorkerCrashed, l.proc.Exit())
+	return withCause(ErrWorkerCrashed, l.proc.Exit()) // errors.As finds the *cancel.Exit
 }
 
 // recycle retires l once it has served MaxTasksPerWorker tasks.

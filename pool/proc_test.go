@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -136,6 +138,17 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 			require.ErrorIs(t, err, pool.ErrWorkerCrashed)
 			for _, want := range tc.wants {
 				assert.Contains(t, err.Error(), want)
+			}
+			var exit *cancel.Exit
+			require.ErrorAs(t, err, &exit, "the crash error carries the exit account")
+			switch tc.how {
+			case "exit3":
+				assert.Equal(t, 3, exit.Code)
+			case "alloc":
+				assert.Equal(t, cancel.KilledByMemoryLimit, exit.Killed)
+			default:
+				assert.Equal(t, 2, exit.Code, "the Go runtime's crash status")
+				assert.NotEmpty(t, exit.Crash)
 			}
 			out, err := pool.Run(ctx, p, procAdd, [2]int{2, 2})
 			require.NoError(t, err, "the pool serves the next task")
@@ -378,7 +391,7 @@ func countChildren(t *testing.T) int {
 // A process that is a worker but skipped Main must not start workers of
 // its own.
 func TestSubprocessRefusedInWorkerWithoutMain(t *testing.T) {
-	t.Setenv(cancel.EnvWorker, "1")
+	t.Setenv(workerproc.EnvWorker, "1")
 	p, err := pool.New(pool.Options{Isolation: pool.Subprocess})
 	require.Error(t, err)
 	assert.Nil(t, p)

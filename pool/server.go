@@ -10,7 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/offloadgo/offload/transfer"
 )
 
@@ -19,7 +20,7 @@ import (
 // reply. The pool sends one call at a time, but a second is served beside
 // the first.
 type server struct {
-	conn      *cancel.Conn
+	conn      *workerproc.Conn
 	maxOutput int
 	// link moves Buffers to and from the pool. Its Peer is never closed:
 	// the process exits when the connection ends.
@@ -33,7 +34,7 @@ type server struct {
 	running map[uint64]context.CancelCauseFunc // by call ID
 }
 
-func newServer(conn *cancel.Conn) *server {
+func newServer(conn *workerproc.Conn) *server {
 	return &server{
 		conn:      conn,
 		maxOutput: conn.MaxFrame() - frameSlack,
@@ -76,7 +77,7 @@ func (s *server) read() {
 		if err != nil {
 			// The pool's Buffers in this call can't be read, nor maybe in
 			// the next: ask to be retired.
-			s.reply(cancel.Frame{Kind: kindError, ID: f.ID, Body: fmt.Appendf(nil, "pool: worker: bad call frame: %v", err)}, nil, true)
+			s.reply(workerproc.Frame{Kind: kindError, ID: f.ID, Body: fmt.Appendf(nil, "pool: worker: bad call frame: %v", err)}, nil, true)
 			continue
 		}
 		switch kind {
@@ -150,15 +151,15 @@ func (s *server) finish(id uint64, out output) {
 	delete(s.running, id)
 	s.mu.Unlock()
 	stop(nil)
-	s.reply(cancel.Frame{Kind: out.kind, ID: id, Body: out.body}, out.segs, out.broken)
+	s.reply(workerproc.Frame{Kind: out.kind, ID: id, Body: out.body}, out.segs, out.broken)
 }
 
 // reply sends f with the segments it needs and the releases due.
-func (s *server) reply(f cancel.Frame, segs []transfer.Segment, broken bool) {
+func (s *server) reply(f workerproc.Frame, segs []transfer.Segment, broken bool) {
 	if err := s.link.seal(&f, segs, broken, false); err != nil {
 		// The output's Buffers are lent but can't be sent: report it, and
 		// have the pool retire this process.
-		f = cancel.Frame{Kind: kindError, ID: f.ID, Body: []byte("pool: worker: output: " + err.Error())}
+		f = workerproc.Frame{Kind: kindError, ID: f.ID, Body: []byte("pool: worker: output: " + err.Error())}
 		_ = s.link.seal(&f, nil, true, false)
 	}
 	if err := s.conn.WriteFrame(f); err != nil {

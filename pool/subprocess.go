@@ -10,7 +10,8 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/offloadgo/offload/transfer"
 )
 
@@ -30,7 +31,7 @@ func (e *RemoteError) Error() string { return e.Message }
 type subprocess struct {
 	stop       context.Context // the pool's: ends with it
 	events     events
-	spec       cancel.Spec // ID is set per worker
+	spec       workerproc.Spec // ID is set per worker
 	maxPayload int
 	grace      int64 // SubprocessOptions.TerminateGrace in nanoseconds
 	maxTasks   int
@@ -40,16 +41,16 @@ type subprocess struct {
 
 // errNotMain is New's answer in a worker process whose main did not call
 // Main first: starting workers from there would re-exec without end.
-var errNotMain = errors.New("pool: this process is a worker process (" + cancel.EnvWorker +
+var errNotMain = errors.New("pool: this process is a worker process (" + workerproc.EnvWorker +
 	" is set) but it did not call pool.Main first thing in main (and TestMain); " +
 	"refusing to start more worker processes")
 
 func newSubprocess(s settings, stop context.Context, ev events) (*subprocess, error) {
-	if os.Getenv(cancel.EnvWorker) != "" {
+	if os.Getenv(workerproc.EnvWorker) != "" {
 		return nil, errNotMain
 	}
 	if runtime.GOOS != "linux" {
-		return nil, fmt.Errorf("pool: Isolation Subprocess: %w", cancel.ErrUnsupported)
+		return nil, fmt.Errorf("pool: Isolation Subprocess: %w", workerproc.ErrUnsupported)
 	}
 	o := s.Subprocess
 	logger := s.Logger
@@ -59,7 +60,7 @@ func newSubprocess(s settings, stop context.Context, ev events) (*subprocess, er
 	return &subprocess{
 		stop:   stop,
 		events: ev,
-		spec: cancel.Spec{
+		spec: workerproc.Spec{
 			Logger:       logger,
 			MaxFrame:     o.MaxPayload + frameSlack,
 			MemoryLimit:  o.MemoryLimit,

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // Frame kinds between a Subprocess pool and its worker processes. The
@@ -41,7 +41,7 @@ const (
 )
 
 // Keep the pool's kinds clear of the cancel package's own.
-var _ [cancel.KindReserved - kindGoexit]struct{}
+var _ [workerproc.KindReserved - kindGoexit]struct{}
 
 // frameSlack is what a call frame holds beyond its input: the header with
 // the task's name. A connection's maximum frame is MaxPayload + frameSlack.
@@ -80,7 +80,7 @@ const (
 )
 
 // cancelFrame asks the worker to cancel call id because ctx ended.
-func cancelFrame(id uint64, ctx context.Context) cancel.Frame {
+func cancelFrame(id uint64, ctx context.Context) workerproc.Frame {
 	cause := context.Cause(ctx)
 	code := causeCanceled
 	switch {
@@ -89,7 +89,7 @@ func cancelFrame(id uint64, ctx context.Context) cancel.Frame {
 	case errors.Is(cause, context.DeadlineExceeded):
 		code = causeDeadline
 	}
-	return cancel.Frame{Kind: kindCancel, ID: id, Body: []byte{code}}
+	return workerproc.Frame{Kind: kindCancel, ID: id, Body: []byte{code}}
 }
 
 // cancelCause is the cause a cancel frame's body names.

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/workerproc"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
-
-	"github.com/offloadgo/offload/cancel"
 )
 
 var _ = Register("proc.internal.wait", func(ctx context.Context, _ struct{}) (int, error) {
@@ -71,9 +71,9 @@ func TestExchangeUnknownTask(t *testing.T) {
 
 // startServe runs serve over one end of a new channel pair and returns the
 // other end, as a pool holds it, and the channel serve's exit code arrives on.
-func startServe(t *testing.T) (*cancel.Conn, <-chan int) {
+func startServe(t *testing.T) (*workerproc.Conn, <-chan int) {
 	t.Helper()
-	parent, worker, err := cancel.NewPair(0)
+	parent, worker, err := workerproc.NewPair(0)
 	require.NoError(t, err)
 	code := make(chan int, 1)
 	go func() {
@@ -90,7 +90,7 @@ func TestServe(t *testing.T) {
 	defer parent.Close()
 	hello, err := parent.ReadFrame()
 	require.NoError(t, err)
-	assert.Equal(t, cancel.KindHello, hello.Kind)
+	assert.Equal(t, workerproc.KindHello, hello.Kind)
 	assert.Contains(t, string(hello.Body), "proc.internal.wait")
 
 	call := func(id uint64, task string, in any) {
@@ -99,7 +99,7 @@ func TestServe(t *testing.T) {
 		require.NoError(t, err)
 		data, err := msgpack.Marshal(in)
 		require.NoError(t, err)
-		require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCall, ID: id, Body: append(body, data...)}))
+		require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: kindCall, ID: id, Body: append(body, data...)}))
 	}
 	expect := func(id uint64, kind byte, contains string) []byte {
 		t.Helper()
@@ -111,22 +111,22 @@ func TestServe(t *testing.T) {
 		return f.Body
 	}
 
-	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCall, ID: 1, Body: []byte{9, 'x'}}))
+	require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: kindCall, ID: 1, Body: []byte{9, 'x'}}))
 	expect(1, kindError, "corrupt call frame")
 	call(2, "proc.nope", nil)
 	expect(2, kindUnknown, `"proc.nope" is not registered`)
 	call(3, "proc.internal.wait", "not a struct")
 	expect(3, kindError, `decode input of task "proc.internal.wait"`)
-	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: 0x77, ID: 4}))
+	require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: 0x77, ID: 4}))
 	// Two calls at once (the pool sends one, but a second must not hurt);
 	// cancel them in reverse order.
 	call(5, "proc.internal.wait", struct{}{})
 	call(6, "proc.internal.wait", struct{}{})
-	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCancel, ID: 6}))
+	require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: kindCancel, ID: 6}))
 	expect(6, kindError, "context canceled")
-	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCancel, ID: 5}))
+	require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: kindCancel, ID: 5}))
 	expect(5, kindError, "context canceled")
-	require.NoError(t, parent.WriteFrame(cancel.Frame{Kind: kindCancel, ID: 99})) // unknown: ignored
+	require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: kindCancel, ID: 99})) // unknown: ignored
 
 	parent.Close()
 	assert.Equal(t, 0, <-code, "EOF ends the worker cleanly")

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cancel
+package workerproc
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/offloadgo/offload/cancel"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,7 +110,7 @@ func TestWorkerExitsOnEOF(t *testing.T) {
 	require.NoError(t, p.Conn().Close())
 	e := waitDone(t, p)
 	assert.True(t, e.Success(), "%v", e)
-	assert.Equal(t, NotKilled, e.Killed)
+	assert.Equal(t, cancel.NotKilled, e.Killed)
 	_, err := p.Conn().ReadFrame()
 	assert.ErrorIs(t, err, ErrClosed)
 }
@@ -120,7 +122,7 @@ func TestEOFWhenWorkerDies(t *testing.T) {
 	_, err := p.Conn().ReadFrame()
 	require.ErrorIs(t, err, io.EOF, "the supervisor reads EOF from a dead worker")
 	e := waitDone(t, p)
-	assert.Equal(t, KilledByKill, e.Killed)
+	assert.Equal(t, cancel.KilledByKill, e.Killed)
 }
 
 func TestCloseKillsAWorkerThatIgnoresEOF(t *testing.T) {
@@ -130,7 +132,7 @@ func TestCloseKillsAWorkerThatIgnoresEOF(t *testing.T) {
 	require.NoError(t, p.Close())
 	e := p.Exit()
 	require.NotNil(t, e, "Close returns after the reap")
-	assert.Equal(t, KilledByClose, e.Killed)
+	assert.Equal(t, cancel.KilledByClose, e.Killed)
 	assert.Equal(t, syscall.SIGKILL, e.Signal)
 	assert.Contains(t, e.Error(), "was killed by its supervisor (close)")
 	require.NoError(t, p.Close(), "Close is idempotent")
@@ -147,7 +149,7 @@ func TestTerminate(t *testing.T) {
 		p.Terminate(20*time.Millisecond, func() { asked = true })
 		assert.True(t, asked)
 		e := waitDone(t, p)
-		assert.Equal(t, KilledByTerminate, e.Killed)
+		assert.Equal(t, cancel.KilledByTerminate, e.Killed)
 		assert.Contains(t, e.Error(), "(terminate)")
 	})
 	t.Run("stopped in time", func(t *testing.T) {
@@ -162,7 +164,7 @@ func TestTerminate(t *testing.T) {
 		t.Parallel()
 		p := startWorker(t, Spec{})
 		p.Terminate(0, nil)
-		assert.Equal(t, KilledByTerminate, waitDone(t, p).Killed)
+		assert.Equal(t, cancel.KilledByTerminate, waitDone(t, p).Killed)
 	})
 }
 
@@ -175,7 +177,7 @@ func TestKillReturnsAtOnce(t *testing.T) {
 	p.Kill() // idempotent
 	assert.Less(t, time.Since(start), time.Second)
 	e := waitDone(t, p)
-	assert.Equal(t, KilledByKill, e.Killed)
+	assert.Equal(t, cancel.KilledByKill, e.Killed)
 	p.Kill() // a no-op after the reap
 }
 
@@ -227,7 +229,7 @@ func TestStartFailures(t *testing.T) {
 func TestExitOfFailedStartIsAnExit(t *testing.T) {
 	t.Parallel()
 	_, err := Start(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "exit 4"}, Logger: quietLogger(t)})
-	var e *Exit
+	var e *cancel.Exit
 	require.True(t, errors.As(err, &e), "%v", err)
 	assert.Equal(t, 4, e.Code)
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cancel_test
+package workerproc_test
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // The supervisor: start this very program as a worker (its TestMain calls
 // Attach), exchange a frame, and close it.
 func ExampleStart() {
-	p, err := cancel.Start(context.Background(), cancel.Spec{ID: 1, Logger: slog.New(slog.DiscardHandler)})
+	p, err := workerproc.Start(context.Background(), workerproc.Spec{ID: 1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -24,7 +24,7 @@ func ExampleStart() {
 	fmt.Println("tasks:", p.Hello().Tasks)
 
 	const kindEcho = 1 // the test worker's echo kind
-	if err := p.Conn().WriteFrame(cancel.Frame{Kind: kindEcho, ID: 7, Body: []byte("ping")}); err != nil {
+	if err := p.Conn().WriteFrame(workerproc.Frame{Kind: kindEcho, ID: 7, Body: []byte("ping")}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -46,7 +46,7 @@ func ExampleStart() {
 // The worker: Attach first thing in main; in any other process it reports
 // false at once, as it does here.
 func ExampleAttach() {
-	conn, worker, err := cancel.Attach()
+	conn, worker, err := workerproc.Attach()
 	if !worker {
 		fmt.Println("not a worker: carry on as the supervisor")
 		return
@@ -54,7 +54,7 @@ func ExampleAttach() {
 	if err != nil {
 		panic(err) // a worker that cannot serve: exit
 	}
-	conn.SendHello(cancel.Hello{Tasks: []string{"resize"}})
+	conn.SendHello(workerproc.Hello{Tasks: []string{"resize"}})
 	for {
 		f, err := conn.ReadFrame()
 		if errors.Is(err, io.EOF) {
@@ -67,16 +67,4 @@ func ExampleAttach() {
 	}
 	// Output:
 	// not a worker: carry on as the supervisor
-}
-
-func ExampleWithCause() {
-	errTerminated := errors.New("pool: task terminated")
-	ctx, cancelCtx := context.WithCancel(context.Background())
-	cancelCtx()
-	err := cancel.WithCause(errTerminated, context.Cause(ctx))
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, errTerminated), errors.Is(err, context.Canceled))
-	// Output:
-	// pool: task terminated: context canceled
-	// true true
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cancel
+package workerproc
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/offloadgo/offload/cancel"
 
 	"github.com/stretchr/testify/require"
 )
@@ -71,7 +73,7 @@ func startWorker(t testing.TB, s Spec) *Process {
 }
 
 // waitDone waits for the reap, failing the test after a generous timeout.
-func waitDone(t testing.TB, p *Process) *Exit {
+func waitDone(t testing.TB, p *Process) *cancel.Exit {
 	t.Helper()
 	select {
 	case <-p.Done():

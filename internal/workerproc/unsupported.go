@@ -1,12 +1,13 @@
 //go:build !linux
 
-package cancel
+package workerproc
 
 import (
 	"context"
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/offloadgo/offload/cancel"
 )
 
 // Conn is one end of a supervisor–worker channel; on this platform every
@@ -71,7 +72,7 @@ func (p *Process) Done() <-chan struct{} {
 }
 
 // Exit returns nil.
-func (p *Process) Exit() *Exit { return nil }
+func (p *Process) Exit() *cancel.Exit { return nil }
 
 // Kill does nothing.
 func (p *Process) Kill() {}
@@ -89,5 +90,3 @@ func (p *Process) Close() error { return nil }
 
 // RSS returns ErrUnsupported.
 func (p *Process) RSS() (int64, error) { return 0, ErrUnsupported }
-
-func signalName(s syscall.Signal) string { return s.String() }

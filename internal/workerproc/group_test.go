@@ -1,6 +1,6 @@
 //go:build linux
 
-package cancel
+package workerproc
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/offloadgo/offload/cancel"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,22 +86,22 @@ func TestGrandchildDiesWithWorker(t *testing.T) {
 		end    func(p *Process)
 		code   int
 		signal syscall.Signal
-		killed KillReason
+		killed cancel.KillReason
 	}{
-		{"kill", Spec{}, func(p *Process) { p.Kill() }, -1, syscall.SIGKILL, KilledByKill},
+		{"kill", Spec{}, func(p *Process) { p.Kill() }, -1, syscall.SIGKILL, cancel.KilledByKill},
 		{"terminate", Spec{}, func(p *Process) {
 			p.Conn().WriteFrame(Frame{Kind: kindHang})
 			p.Terminate(20*time.Millisecond, nil)
-		}, -1, syscall.SIGKILL, KilledByTerminate},
-		{"close, worker exits at EOF", Spec{}, func(p *Process) { p.Close() }, 0, 0, NotKilled},
+		}, -1, syscall.SIGKILL, cancel.KilledByTerminate},
+		{"close, worker exits at EOF", Spec{}, func(p *Process) { p.Close() }, 0, 0, cancel.NotKilled},
 		{"close, worker ignores EOF", Spec{CloseGrace: 20 * time.Millisecond}, func(p *Process) {
 			p.Conn().WriteFrame(Frame{Kind: kindHang})
 			p.Close()
-		}, -1, syscall.SIGKILL, KilledByClose},
-		{"worker exits with status 3", Spec{}, func(p *Process) { p.Conn().WriteFrame(Frame{Kind: kindExit3}) }, 3, 0, NotKilled},
-		{"worker crashes", Spec{}, func(p *Process) { p.Conn().WriteFrame(Frame{Kind: kindGoPanic}) }, 2, 0, NotKilled},
+		}, -1, syscall.SIGKILL, cancel.KilledByClose},
+		{"worker exits with status 3", Spec{}, func(p *Process) { p.Conn().WriteFrame(Frame{Kind: kindExit3}) }, 3, 0, cancel.NotKilled},
+		{"worker crashes", Spec{}, func(p *Process) { p.Conn().WriteFrame(Frame{Kind: kindGoPanic}) }, 2, 0, cancel.NotKilled},
 		{"memory limit", Spec{MemoryLimit: 128 << 20}, func(p *Process) { p.Conn().WriteFrame(Frame{Kind: kindAlloc}) },
-			-1, syscall.SIGKILL, KilledByMemoryLimit},
+			-1, syscall.SIGKILL, cancel.KilledByMemoryLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package cancel
+package workerproc
 
 import (
 	"log/slog"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cancel
+package workerproc
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package cancel
+package workerproc
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/offloadgo/offload/cancel"
 )
 
 // PID is the worker's process id.
@@ -26,7 +28,7 @@ func (p *Process) Conn() *Conn { return p.conn }
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Exit is the account of how the worker ended: nil until Done is closed.
-func (p *Process) Exit() *Exit {
+func (p *Process) Exit() *cancel.Exit {
 	select {
 	case <-p.done:
 		return p.exit
@@ -40,7 +42,7 @@ func (p *Process) Exit() *Exit {
 // rest of its process group (whatever it started and did not move out of
 // the group) gets SIGKILL too, as whenever a worker ends. It is
 // idempotent, and a no-op once Done.
-func (p *Process) Kill() { p.kill(KilledByKill) }
+func (p *Process) Kill() { p.kill(cancel.KilledByKill) }
 
 // Terminate stops the worker in exec.Cmd's Cancel-then-WaitDelay shape:
 // it calls ask (if not nil) on the calling goroutine, which should ask the
@@ -55,10 +57,10 @@ func (p *Process) Terminate(grace time.Duration, ask func()) (stop func() bool) 
 		ask()
 	}
 	if grace <= 0 {
-		p.kill(KilledByTerminate)
+		p.kill(cancel.KilledByTerminate)
 		return func() bool { return false }
 	}
-	t := time.AfterFunc(grace, func() { p.kill(KilledByTerminate) })
+	t := time.AfterFunc(grace, func() { p.kill(cancel.KilledByTerminate) })
 	return t.Stop
 }
 
@@ -78,7 +80,7 @@ func (p *Process) Close() error {
 		select {
 		case <-p.done:
 		case <-t.C:
-			p.kill(KilledByClose)
+			p.kill(cancel.KilledByClose)
 		}
 	})
 	<-p.done
@@ -120,7 +122,7 @@ func (p *Process) watchMemory() {
 		}
 		if rss > p.spec.MemoryLimit {
 			p.killedRSS.Store(rss)
-			p.kill(KilledByMemoryLimit)
+			p.kill(cancel.KilledByMemoryLimit)
 			return
 		}
 	}

@@ -1,4 +1,4 @@
-package cancel
+package workerproc
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/offloadgo/offload/cancel"
 )
 
 // Process supervises one worker process: it owns the process, its channel
@@ -31,11 +31,11 @@ type Process struct {
 	outputs        chan struct{} // one value per output copier that ended
 	outFiles       [2]*os.File   // read ends, closed by the copiers or the reaper
 
-	killed    atomic.Int32 // KillReason, the first one wins
+	killed    atomic.Int32 // cancel.KillReason, the first one wins
 	killedRSS atomic.Int64
 
 	done      chan struct{} // closed once reaped and exit is set
-	exit      *Exit
+	exit      *cancel.Exit
 	closeOnce sync.Once
 }
 
@@ -51,7 +51,7 @@ const outputCutMessage = "cancel: worker output still open after it exited (held
 // blocks until the worker has sent its hello, ctx ends, s.StartTimeout
 // passes or the worker dies; on any failure the worker is killed and reaped
 // and nothing is left behind. The error wraps ctx.Err(), ErrStartTimeout,
-// ErrProtocol (bad or mismatched hello) or the *Exit of a worker that died
+// ErrProtocol (bad or mismatched hello) or the *cancel.Exit of a worker that died
 // first (whose message carries its stderr tail).
 //
 // ctx bounds only the start: cancelling it later does not affect the
@@ -76,7 +76,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		return nil, err
 	}
 	if err := p.handshake(ctx); err != nil {
-		p.kill(KilledByStart)
+		p.kill(cancel.KilledByStart)
 		p.conn.Close()
 		<-p.done
 		return nil, fmt.Errorf("cancel: start worker %d: %w", s.ID, err)
@@ -225,12 +225,12 @@ func (p *Process) reap() {
 	close(p.done)
 }
 
-func (p *Process) account(werr error) *Exit {
-	e := &Exit{
+func (p *Process) account(werr error) *cancel.Exit {
+	e := &cancel.Exit{
 		ID:          p.spec.ID,
 		PID:         p.PID(),
 		Code:        -1,
-		Killed:      KillReason(p.killed.Load()),
+		Killed:      cancel.KillReason(p.killed.Load()),
 		RSS:         p.killedRSS.Load(),
 		MemoryLimit: p.spec.MemoryLimit,
 		Stderr:      p.stderr.lines(),
@@ -251,19 +251,19 @@ func (p *Process) account(werr error) *Exit {
 	}
 	if e.Signal != syscall.SIGKILL {
 		// The worker ended on its own before the kill landed.
-		e.Killed, e.RSS = NotKilled, 0
+		e.Killed, e.RSS = cancel.NotKilled, 0
 	}
 	return e
 }
 
 // kill sends SIGKILL, recording why unless a reason was already recorded.
-func (p *Process) kill(why KillReason) {
+func (p *Process) kill(why cancel.KillReason) {
 	select {
 	case <-p.done:
 		return
 	default:
 	}
-	p.killed.CompareAndSwap(int32(NotKilled), int32(why))
+	p.killed.CompareAndSwap(int32(cancel.NotKilled), int32(why))
 	// After the reap this is a no-op: os.Process holds a pidfd, so the
 	// signal can never reach another process that reused the pid.
 	p.cmd.Process.Kill()
@@ -275,11 +275,4 @@ func closeFiles(fs ...*os.File) {
 			f.Close()
 		}
 	}
-}
-
-func signalName(s syscall.Signal) string {
-	if name := unix.SignalName(s); name != "" {
-		return name
-	}
-	return s.String()
 }

@@ -1,0 +1,34 @@
+// Package workerproc supervises one killable worker process: start,
+// handshake, the framed channel, kill, reap, and the account of how the
+// process ended (a *cancel.Exit). Package pool's Subprocess workers are
+// built on it; it is internal because nothing else should depend on its
+// frames.
+//
+// The supervisor side is [Start], which re-executes a binary (by default the
+// running program) as a worker and returns a [*Process]. The worker side is
+// [Attach], called first thing in the worker's main: it returns the [*Conn]
+// to the supervisor, over which the worker sends its [Hello] and then serves
+// frames until the connection reaches EOF, at which point it must exit.
+//
+// The channel is passed to the worker as file descriptors 3, 4 and 5 (never
+// stdin or stdout, which belong to whatever the worker prints): a pipe each
+// way for the frames, and a unix socket beside them for file descriptors
+// (SCM_RIGHTS), which a frame can carry. Frames are length-prefixed, with a
+// maximum size; their kinds are opaque to this package, except the few at
+// or above [KindReserved]. Everything the worker prints to stdout
+// or stderr goes, line by line, to the supervisor's [log/slog] logger.
+//
+// Processes a worker starts do not outlive it. Each worker runs in a
+// process group of its own, and whenever it ends — killed, crashed or
+// exited by itself — the supervisor sends SIGKILL to that whole group
+// before it reaps the worker (the unreaped worker holds the group's id, so
+// the signal cannot reach a group that reused it). If the supervisor dies
+// first, the worker gets SIGTERM, which [Attach] answers with SIGKILL to
+// its group, itself included. What escapes: a process that leaves the
+// group (setpgid or setsid, as daemons do); and, when the supervisor dies,
+// a worker that ignores SIGTERM outlives it with its group, while one that
+// did not call Attach dies of SIGTERM but leaves its group behind.
+//
+// Worker processes are supported on Linux only; elsewhere [Start] and the
+// [Conn] methods return [ErrUnsupported].
+package workerproc
