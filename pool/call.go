@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // job is what the queue and the workers see of a call, whatever its types.
@@ -175,14 +175,14 @@ func (c *call[In, Out]) accept(p *Pool, watch bool) {
 
 func (c *call[In, Out]) moveIn() (err error) {
 	if c.def.holdsIn {
-		c.in, err = transfer.HandOver(c.in)
+		err = xfer.HandOverAt(&c.in)
 	}
 	return err
 }
 
 func (c *call[In, Out]) dropInput() {
 	if c.def.holdsIn {
-		transfer.ReleaseAll(c.in)
+		xfer.ReleaseAll(c.in)
 	}
 }
 
@@ -190,7 +190,7 @@ func (c *call[In, Out]) run() outcome {
 	out, err := c.invoke()
 	if err == nil && c.def.holdsOut {
 		// Returning a Buffer hands it to the caller.
-		out, err = transfer.HandOver(out)
+		err = xfer.HandOverAt(&out)
 	}
 	c.ran()
 	return c.conclude(out, err)
@@ -207,7 +207,7 @@ func (c *call[In, Out]) exited() outcome {
 // space, and what derive and accept set up is stopped.
 func (c *call[In, Out]) ran() {
 	if c.def.holdsIn {
-		transfer.ReleaseAll(c.in)
+		xfer.ReleaseAll(c.in)
 	}
 	c.finish()
 }
@@ -228,7 +228,7 @@ func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	if c.cancel != nil {
 		if end := c.ctx.Err(); end != nil {
 			if c.def.holdsOut {
-				transfer.ReleaseAll(out)
+				xfer.ReleaseAll(out)
 			}
 			var zero Out
 			out, err, result = zero, c.quitErr(end), canceled
@@ -236,7 +236,7 @@ func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	}
 	if !c.claim() {
 		if c.def.holdsOut {
-			transfer.ReleaseAll(out)
+			xfer.ReleaseAll(out)
 		}
 		return lost
 	}
@@ -294,7 +294,7 @@ func (c *call[In, Out]) runRemote(r runner) outcome {
 // retake decodes the input a dead process never read with the Peer it
 // was encoded with: its Buffers come back from that Peer's books, as live
 // handles in a new input that the call owns instead.
-func (c *call[In, Out]) retake(peer *transfer.Peer, data []byte) (any, error) {
+func (c *call[In, Out]) retake(peer xfer.Peer, data []byte) (any, error) {
 	var in In
 	if err := peerUnmarshal(peer, data, &in); err != nil {
 		return nil, err

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
+	"github.com/offloadgo/offload/internal/xfer"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // The pool's msgpack codec, the same on both ends of a worker connection
@@ -40,7 +40,7 @@ func marshalInto(buf *bytes.Buffer, v any) (err error) {
 }
 
 // peerEncodeInto is marshalInto with a Peer: the Buffers in v move.
-func peerEncodeInto(buf *bytes.Buffer, peer *transfer.Peer, v any) (segs []transfer.Segment, err error) {
+func peerEncodeInto(buf *bytes.Buffer, peer xfer.Peer, v any) (segs []xfer.Segment, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			segs, err = nil, fmt.Errorf("msgpack panicked: %v", r)
@@ -63,7 +63,7 @@ func unmarshal(data []byte, out any) (err error) {
 			return nil
 		}
 	}
-	if err := transfer.ValidateMessage(data); err != nil {
+	if err := xfer.ValidateMessage(data); err != nil {
 		return err
 	}
 	defer func() {
@@ -75,7 +75,7 @@ func unmarshal(data []byte, out any) (err error) {
 }
 
 // peerUnmarshal is unmarshal with a Peer: references become Buffers.
-func peerUnmarshal(peer *transfer.Peer, data []byte, out any) (err error) {
+func peerUnmarshal(peer xfer.Peer, data []byte, out any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("msgpack panicked: %v", r)

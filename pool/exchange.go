@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/offloadgo/offload/internal/workerproc"
+	"github.com/offloadgo/offload/internal/xfer"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // maxSends bounds how many processes one call is sent to when each dies
@@ -97,7 +97,7 @@ func (r *proc) attempt(ctx context.Context, l *live, m *message) (in any, err er
 // can't be sent, l is retired: closing its Peer after the reap frees them.
 func (r *proc) callFrame(l *live, id uint64, m *message) (f workerproc.Frame, input []byte, err error) {
 	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.payload}
-	var segs []transfer.Segment
+	var segs []xfer.Segment
 	if m.payload == nil {
 		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.task, m.in)
 		if err != nil {
@@ -143,7 +143,7 @@ func (r *proc) receive(l *live, m *message, f workerproc.Frame, dying bool) erro
 	if err != nil {
 		err = fmt.Errorf("pool: worker %d (pid %d) sent a bad reply to task %q: %w", r.id, l.pid, m.task, err)
 	} else if body, err = reply(m.task, kind, body); err == nil {
-		var peer *transfer.Peer
+		var peer xfer.Peer
 		if m.outMoves {
 			peer = l.link.peer
 		}

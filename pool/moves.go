@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/offloadgo/offload/internal/workerproc"
+	"github.com/offloadgo/offload/internal/xfer"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // kindMoves, set on a frame's kind, says that the body ends with a moves
@@ -31,12 +31,12 @@ type moves struct {
 	// segs describe the frame's descriptors, in order.
 	segs []segmentMeta
 	// releases are the sender's DrainReleases.
-	releases []transfer.Ref
+	releases []xfer.Ref
 }
 
 // segmentMeta is a segment whose descriptor rides on the frame.
 type segmentMeta struct {
-	id   transfer.SegmentID
+	id   xfer.SegmentID
 	size int
 }
 
@@ -86,13 +86,13 @@ func appendMoves(body []byte, m moves) []byte {
 	return binary.BigEndian.AppendUint32(body, uint32(len(body)-start))
 }
 
-func appendSegmentID(b []byte, id transfer.SegmentID) []byte {
+func appendSegmentID(b []byte, id xfer.SegmentID) []byte {
 	b = binary.BigEndian.AppendUint64(b, id.Arena)
 	return binary.BigEndian.AppendUint32(b, id.Index)
 }
 
-func segmentIDAt(b []byte) transfer.SegmentID {
-	return transfer.SegmentID{Arena: binary.BigEndian.Uint64(b), Index: binary.BigEndian.Uint32(b[8:])}
+func segmentIDAt(b []byte) xfer.SegmentID {
+	return xfer.SegmentID{Arena: binary.BigEndian.Uint64(b), Index: binary.BigEndian.Uint32(b[8:])}
 }
 
 // splitMoves separates a flagged frame's body from its trailer and checks
@@ -137,10 +137,10 @@ func splitMoves(body []byte, nfds int) (rest []byte, m moves, err error) {
 	}
 	t = t[k:]
 	if nrels > 0 {
-		m.releases = make([]transfer.Ref, nrels)
+		m.releases = make([]xfer.Ref, nrels)
 	}
 	for i := range m.releases {
-		m.releases[i] = transfer.Ref{
+		m.releases[i] = xfer.Ref{
 			Segment: segmentIDAt(t),
 			Offset:  binary.BigEndian.Uint64(t[segIDSize:]),
 			Length:  binary.BigEndian.Uint64(t[segIDSize+8:]),

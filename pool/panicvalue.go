@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
+	"github.com/offloadgo/offload/internal/xfer"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // A task's panic in a worker process reaches its caller as a *PanicError
@@ -84,7 +84,7 @@ func parsePanic(task string, body []byte) (value any, stack []byte) {
 // decodeAny decodes one msgpack value into an any, integers as int64 or
 // uint64, from bytes another process sent.
 func decodeAny(data []byte) (v any, err error) {
-	if err := transfer.ValidateMessage(data); err != nil {
+	if err := xfer.ValidateMessage(data); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -4,26 +4,26 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/offloadgo/offload/internal/workerproc"
+	"github.com/offloadgo/offload/internal/xfer"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // peerLink is one end of the Buffer traffic on a worker process's
-// connection: the transfer.Peer, and the releases that did not fit on the
+// connection: the xfer.Peer, and the releases that did not fit on the
 // last frame. The parent has one per live process, the worker one for its
 // connection. Safe for concurrent use (a worker may reply to two calls at
 // once).
 type peerLink struct {
-	peer     *transfer.Peer
+	peer     xfer.Peer
 	maxFrame int
 
 	mu    sync.Mutex
-	carry []transfer.Ref // drained releases waiting for room on a frame
+	carry []xfer.Ref // drained releases waiting for room on a frame
 }
 
 func newPeerLink(maxFrame int) *peerLink {
-	return &peerLink{peer: transfer.NewPeer(), maxFrame: maxFrame}
+	return &peerLink{peer: xfer.NewPeer(), maxFrame: maxFrame}
 }
 
 // seal makes f carry segs (the segments the message references that the
@@ -33,7 +33,7 @@ func newPeerLink(maxFrame int) *peerLink {
 // Peer). It fails, sending nothing, when segs
 // are more than one frame's descriptors: the message's moves are committed
 // on the Peer then, so the caller must treat the connection as broken.
-func (k *peerLink) seal(f *workerproc.Frame, segs []transfer.Segment, broken, moved bool) error {
+func (k *peerLink) seal(f *workerproc.Frame, segs []xfer.Segment, broken, moved bool) error {
 	if len(segs) > workerproc.MaxFDs {
 		return fmt.Errorf("pool: a message references %d new shared-memory segments, more than %d per frame", len(segs), workerproc.MaxFDs)
 	}
@@ -54,7 +54,7 @@ func (k *peerLink) seal(f *workerproc.Frame, segs []transfer.Segment, broken, mo
 
 // takeReleases returns the releases that fit in room bytes of trailer, and
 // keeps the rest for the next frame.
-func (k *peerLink) takeReleases(room int) []transfer.Ref {
+func (k *peerLink) takeReleases(room int) []xfer.Ref {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.carry = append(k.carry, k.peer.DrainReleases()...)

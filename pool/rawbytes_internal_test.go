@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
-
-	"github.com/offloadgo/offload/transfer"
 )
 
 // A []byte the pool encoded decodes to the frame's own bytes, equal to
@@ -52,7 +52,7 @@ func TestUnmarshalBytesLeavesTheRestToMsgpack(t *testing.T) {
 		require.False(t, ok, name)
 		var got, want []byte
 		err := unmarshal(data, &got)
-		if transfer.ValidateMessage(data) != nil || msgpack.Unmarshal(data, &want) != nil {
+		if xfer.ValidateMessage(data) != nil || msgpack.Unmarshal(data, &want) != nil {
 			assert.Error(t, err, name)
 			continue
 		}

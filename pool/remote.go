@@ -3,7 +3,7 @@ package pool
 import (
 	"context"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // remote carries a Subprocess pool's tasks to worker processes: it encodes
@@ -54,7 +54,7 @@ type message struct {
 // retaker is a call whose input can hold Buffers: it decodes the input it
 // sent, with the Peer it was sent with, to take its Buffers back.
 type retaker interface {
-	retake(peer *transfer.Peer, data []byte) (in any, err error)
+	retake(peer xfer.Peer, data []byte) (in any, err error)
 }
 
 // runner is one worker goroutine's worker process. Only that goroutine

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/offloadgo/offload/internal/workerproc"
+	"github.com/offloadgo/offload/internal/xfer"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // server is a worker process's side of its pool's channel: it reads call
@@ -155,7 +155,7 @@ func (s *server) finish(id uint64, out output) {
 }
 
 // reply sends f with the segments it needs and the releases due.
-func (s *server) reply(f workerproc.Frame, segs []transfer.Segment, broken bool) {
+func (s *server) reply(f workerproc.Frame, segs []xfer.Segment, broken bool) {
 	if err := s.link.seal(&f, segs, broken, false); err != nil {
 		// The output's Buffers are lent but can't be sent: report it, and
 		// have the pool retire this process.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/offloadgo/offload/transfer"
 )
 
@@ -17,7 +19,7 @@ import (
 type output struct {
 	kind   byte
 	body   []byte
-	segs   []transfer.Segment
+	segs   []xfer.Segment
 	broken bool
 }
 
@@ -38,14 +40,14 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	if !ok {
 		return errorReply(kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
 	}
-	var peer *transfer.Peer
+	var peer xfer.Peer
 	if moved {
 		peer = s.link.peer
 	}
 	out, in, err, panicked := invokeEntry(ctx, e, input, peer)
-	defer transfer.ReleaseAll(in)
+	defer xfer.ReleaseAll(in)
 	if panicked != nil || err != nil {
-		transfer.ReleaseAll(out) // a failed task's output goes nowhere
+		xfer.ReleaseAll(out) // a failed task's output goes nowhere
 	}
 	switch {
 	case panicked != nil:
@@ -64,14 +66,14 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	buf := bytes.NewBuffer(make([]byte, 0, s.sizes.guess(name, out)))
 	segs, err := peerEncodeInto(buf, s.link.peer, out)
 	if err != nil {
-		transfer.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
+		xfer.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
 		return errorReply(kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err))
 	}
 	if n := buf.Len(); n > s.maxOutput {
 		// If it held Buffers (they are detached now), they were lent for
 		// a reply that can't be sent.
 		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput),
-			broken: errors.Is(transfer.Check(out), transfer.ErrDetached)}
+			broken: errors.Is(xfer.Check(out), transfer.ErrDetached)}
 	}
 	s.sizes.record(name, buf.Len())
 	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
@@ -90,7 +92,7 @@ type recovered struct {
 // a Peer the input is decoded by it, its references becoming Buffers; in
 // is the decoded input, for the caller to release what the task kept, or
 // nil if it did not decode.
-func invokeEntry(ctx context.Context, e entry, input []byte, peer *transfer.Peer) (out, in any, err error, p *recovered) {
+func invokeEntry(ctx context.Context, e entry, input []byte, peer xfer.Peer) (out, in any, err error, p *recovered) {
 	defer func() {
 		if v := recover(); v != nil {
 			p = &recovered{value: v, stack: debug.Stack()}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/offloadgo/offload/internal/workerproc"
 
 	"github.com/offloadgo/offload/transfer"
@@ -118,7 +120,7 @@ func (sp *subprocess) check(task string, in any) error {
 	if _, err := appendCallHeader(nil, task); err != nil {
 		return err
 	}
-	if err := transfer.Check(in); err != nil {
+	if err := xfer.Check(in); err != nil {
 		return fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
 	return nil
@@ -130,7 +132,7 @@ func (sp *subprocess) check(task string, in any) error {
 // MaxPayload is reported only after its Buffers were moved, with
 // committed set if there were any: the connection is broken then (see
 // moves.broken).
-func (sp *subprocess) encodeMoving(peer *transfer.Peer, task string, in any) (body []byte, segs []transfer.Segment, committed bool, err error) {
+func (sp *subprocess) encodeMoving(peer xfer.Peer, task string, in any) (body []byte, segs []xfer.Segment, committed bool, err error) {
 	head, err := sp.newCallBody(task, in)
 	if err != nil {
 		return nil, nil, false, err
@@ -143,7 +145,7 @@ func (sp *subprocess) encodeMoving(peer *transfer.Peer, task string, in any) (bo
 	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
 		sp.bodies.recycle(buf.Bytes())
 		// The Buffers in it (detached now) were lent for nothing.
-		committed = errors.Is(transfer.Check(in), transfer.ErrDetached)
+		committed = errors.Is(xfer.Check(in), transfer.ErrDetached)
 		return nil, nil, committed, err
 	}
 	return buf.Bytes(), segs, false, nil
@@ -151,7 +153,7 @@ func (sp *subprocess) encodeMoving(peer *transfer.Peer, task string, in any) (bo
 
 // decode reads a task's output; with a Peer, the Buffers in it become the
 // caller's.
-func (sp *subprocess) decode(task string, data []byte, out any, peer *transfer.Peer) error {
+func (sp *subprocess) decode(task string, data []byte, out any, peer xfer.Peer) error {
 	var err error
 	if peer != nil {
 		err = peerUnmarshal(peer, data, out)

@@ -3,10 +3,12 @@ package pool
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/xfer"
+	_ "github.com/offloadgo/offload/transfer" // implements xfer's functions, at init: Register uses them
 )
 
 // Task is a unit of work registered with Register. Its zero value is not
@@ -71,8 +73,8 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	t := Task[In, Out]{def: &taskDef[In, Out]{
 		name:     name,
 		fn:       fn,
-		holdsIn:  transfer.CanHold[In](),
-		holdsOut: transfer.CanHold[Out](),
+		holdsIn:  xfer.CanHold(reflect.TypeFor[In]()),
+		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
 	}}
 	registry.tasks[name] = entry{name: name, invoke: func(ctx context.Context, decode func(any) error) (any, error) {
 		var in In

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+
+	"github.com/offloadgo/offload/internal/xfer"
 )
 
 const (
-	// DefaultSegmentSize is the size of the shared-memory segments the
+	// defaultSegmentSize is the size of the shared-memory segments the
 	// arena grows by. A request larger than this gets a dedicated segment
 	// of its own size rounded up to whole pages.
-	DefaultSegmentSize = 64 << 20
+	defaultSegmentSize = 64 << 20
 
 	// allocAlign keeps every Buffer cache-line aligned, so two Buffers never
 	// share a line that two processes would then fight over.
@@ -35,7 +37,7 @@ type arena struct {
 
 // segment is one mapped memfd of an arena.
 type segment struct {
-	id   SegmentID
+	id   xfer.SegmentID
 	fd   int // -1 where segments are heap memory
 	mem  []byte
 	free freeList
@@ -55,7 +57,7 @@ func newArena(segmentSize int) *arena {
 // is sent once to each peer and then referenced by every Buffer carved from
 // it, so all Buffers of a process must come from the same segments. It is
 // created on first use, so a program that never makes a Buffer maps nothing.
-var processArena = sync.OnceValue(func() *arena { return newArena(DefaultSegmentSize) })
+var processArena = sync.OnceValue(func() *arena { return newArena(defaultSegmentSize) })
 
 // alloc returns a zeroed block of n >= 0 bytes, growing the arena by a
 // segment when no free span fits.
@@ -82,7 +84,7 @@ func (a *arena) alloc(n int) (*block, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &segment{id: SegmentID{Arena: a.id, Index: uint32(len(a.segs))}, fd: fd, mem: mem}
+	s := &segment{id: xfer.SegmentID{Arena: a.id, Index: uint32(len(a.segs))}, fd: fd, mem: mem}
 	s.free.put(0, segSize)
 	a.segs = append(a.segs, s)
 	off, _ := s.free.take(size)

@@ -9,7 +9,7 @@ import (
 
 // hop sends v from one Peer to the other, decoding into out; segments are
 // adopted on first sight.
-func hop(b *testing.B, from, to *Peer, v, out any) {
+func hop(b *testing.B, from, to *peer, v, out any) {
 	data, segs, err := from.Marshal(v)
 	if err != nil {
 		b.Fatal(err)

@@ -24,20 +24,20 @@ var (
 func BenchmarkHandOver(b *testing.B) {
 	b.Run("int", func(b *testing.B) {
 		for b.Loop() {
-			v, _ := HandOver(42)
+			v, _ := handOverValue(42)
 			sinkInt = v
 		}
 	})
 	b.Run("string", func(b *testing.B) {
 		for b.Loop() {
-			v, _ := HandOver("hello")
+			v, _ := handOverValue("hello")
 			sinkString = v
 		}
 	})
 	b.Run("plain-struct", func(b *testing.B) {
 		in := plainIn{ID: 1, Name: "x", Tags: []string{"a"}}
 		for b.Loop() {
-			v, _ := HandOver(in)
+			v, _ := handOverValue(in)
 			sinkInt = v.ID
 		}
 	})
@@ -45,7 +45,7 @@ func BenchmarkHandOver(b *testing.B) {
 		buf, _ := NewBuffer(1024)
 		in := withBuffer{ID: 1, Buf: buf}
 		for b.Loop() {
-			in, _ = HandOver(in)
+			in, _ = handOverValue(in)
 		}
 		in.Buf.Release()
 	})
@@ -66,7 +66,7 @@ func BenchmarkMoveInProcess(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				buf, _ = HandOver(buf)
+				buf, _ = handOverValue(buf)
 			}
 			buf.Release()
 		})
@@ -80,7 +80,7 @@ func BenchmarkMoveInProcess(b *testing.B) {
 func BenchmarkNewBufferRelease(b *testing.B) {
 	const n = 44 << 20
 	b.Run("warm-44MB", func(b *testing.B) {
-		a := newArena(DefaultSegmentSize)
+		a := newArena(defaultSegmentSize)
 		defer a.close()
 		warm, _ := a.alloc(n)
 		warm.free()

@@ -3,6 +3,8 @@ package transfer
 import (
 	"fmt"
 	"sync/atomic"
+
+	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // Buffer is a handle on a region of memory that moves instead of being
@@ -33,7 +35,7 @@ type Buffer struct {
 
 	// pending is the reference read by the msgpack decoder, waiting for
 	// Peer.Decode to resolve it into memory.
-	pending *Ref
+	pending *xfer.Ref
 	// wire marks the handles Peer.Encode creates for sending: only these
 	// may be encoded, so a Buffer can't leak out as a dangling reference
 	// through a plain msgpack.Marshal.
@@ -133,7 +135,7 @@ type block struct {
 	off, size int
 
 	remote *mapping
-	ref    Ref // for remote blocks: the reference as the owner knows it
+	ref    xfer.Ref // for remote blocks: the reference as the owner knows it
 }
 
 // free returns the block's memory to where it came from.
@@ -147,6 +149,6 @@ func (blk *block) free() {
 }
 
 // localRef is the reference that names an arena block to a peer.
-func (blk *block) localRef() Ref {
-	return Ref{Segment: blk.seg.id, Offset: uint64(blk.off), Length: uint64(len(blk.data))}
+func (blk *block) localRef() xfer.Ref {
+	return xfer.Ref{Segment: blk.seg.id, Offset: uint64(blk.off), Length: uint64(len(blk.data))}
 }

@@ -69,7 +69,7 @@ func TestReleaseAndDetached(t *testing.T) {
 	assert.Nil(t, b.Bytes())
 	assert.Zero(t, b.Len())
 	b.Release() // double release is a no-op
-	_, err := HandOver(b)
+	_, err := handOverValue(b)
 	require.ErrorIs(t, err, ErrDetached)
 	assert.EqualError(t, ErrDetached, "transfer: buffer is detached")
 }
@@ -88,18 +88,18 @@ func TestHandOverTopLevel(t *testing.T) {
 	t.Parallel()
 	b := filled(t, 1<<20, 7)
 	first := &b.Bytes()[0]
-	got, err := HandOver(b)
+	got, err := handOverValue(b)
 	require.NoError(t, err)
 	assert.NotSame(t, b, got, "a new handle")
 	assert.True(t, b.Detached())
 	assert.Nil(t, b.Bytes())
 	assert.Zero(t, b.Len())
 	assert.Same(t, first, &got.Bytes()[0], "same memory, zero bytes copied")
-	_, err = HandOver(b)
+	_, err = handOverValue(b)
 	require.ErrorIs(t, err, ErrDetached, "double move")
 
 	// Moving back (the task returning it) works the same way.
-	back, err := HandOver(got)
+	back, err := handOverValue(got)
 	require.NoError(t, err)
 	assert.True(t, got.Detached())
 	assert.Equal(t, byte(7), back.Bytes()[0])
@@ -143,7 +143,7 @@ func TestHandOverNested(t *testing.T) {
 		Skipped: bufs[8],
 	}
 	origPtr, origList := in.Ptr, in.List
-	out, err := HandOver(in)
+	out, err := handOverValue(in)
 	require.NoError(t, err)
 
 	moved := []*Buffer{out.Top, out.Inner.Buf, out.Ptr.Buf, out.List[0], out.Arr[0], out.ByName["a"], out.Any.([]any)[0].(*Buffer)}
@@ -170,7 +170,7 @@ func TestHandOverFailureRestores(t *testing.T) {
 	live, dead := filled(t, 8, 1), filled(t, 8, 2)
 	dead.Release()
 	in := []*Buffer{live, dead}
-	_, err := HandOver(in)
+	_, err := handOverValue(in)
 	require.ErrorIs(t, err, ErrDetached)
 	assert.False(t, live.Detached(), "a failed hand-over leaves every handle as it was")
 	assert.Equal(t, byte(1), live.Bytes()[0])
@@ -187,14 +187,14 @@ func TestHandOverCyclesAndAliases(t *testing.T) {
 	b := filled(t, 4, 9)
 	n := &node{Buf: b}
 	n.Next = n
-	out, err := HandOver(n)
+	out, err := handOverValue(n)
 	require.NoError(t, err)
 	assert.Same(t, out, out.Next, "the cycle survives")
 	assert.True(t, b.Detached())
 	assert.False(t, out.Buf.Detached())
 
 	c := filled(t, 4, 3)
-	pair, err := HandOver([]*Buffer{c, c})
+	pair, err := handOverValue([]*Buffer{c, c})
 	require.NoError(t, err)
 	assert.Same(t, pair[0], pair[1], "an aliased Buffer moves once")
 	pair[0].Release()
@@ -209,19 +209,19 @@ func TestHandOverPlainTypes(t *testing.T) {
 		C []byte
 	}
 	v := plain{1, "x", []byte("y")}
-	got, err := HandOver(v)
+	got, err := handOverValue(v)
 	require.NoError(t, err)
 	assert.Equal(t, v, got)
 	assert.Same(t, &v.C[0], &got.C[0], "plain slices are shared")
-	n, err := HandOver(42)
+	n, err := handOverValue(42)
 	require.NoError(t, err)
 	assert.Equal(t, 42, n)
 	var nilBuf *Buffer
-	nb, err := HandOver(nilBuf)
+	nb, err := handOverValue(nilBuf)
 	require.NoError(t, err)
 	assert.Nil(t, nb)
 	var nilAny any
-	a, err := HandOver(nilAny)
+	a, err := handOverValue(nilAny)
 	require.NoError(t, err)
 	assert.Nil(t, a)
 }
@@ -234,7 +234,7 @@ func TestHandOverConcurrentOneWins(t *testing.T) {
 		results := make(chan *Buffer, 8)
 		for range 8 {
 			wg.Go(func() {
-				if nb, err := HandOver(b); err == nil {
+				if nb, err := handOverValue(b); err == nil {
 					results <- nb
 				}
 			})
@@ -285,7 +285,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Check(tc.v)
+			err := checkValue(tc.v)
 			if tc.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -330,10 +330,10 @@ func TestCopy(t *testing.T) {
 func TestReleaseAll(t *testing.T) {
 	t.Parallel()
 	a, b := filled(t, 1, 0), filled(t, 1, 0)
-	ReleaseAll(map[string]any{"a": a, "b": []*Buffer{b, nil}})
+	releaseAll(map[string]any{"a": a, "b": []*Buffer{b, nil}})
 	assert.True(t, a.Detached())
 	assert.True(t, b.Detached())
-	ReleaseAll(nil)
+	releaseAll(nil)
 }
 
 func TestCanHold(t *testing.T) {
@@ -345,12 +345,12 @@ func TestCanHold(t *testing.T) {
 		P plain
 		M map[string][]*Buffer
 	}
-	assert.False(t, CanHold[int]())
-	assert.False(t, CanHold[string]())
-	assert.False(t, CanHold[plain]())
-	assert.False(t, CanHold[[]byte]())
-	assert.True(t, CanHold[*Buffer]())
-	assert.True(t, CanHold[nested]())
-	assert.True(t, CanHold[[]*Buffer]())
-	assert.True(t, CanHold[any](), "an interface may hold a Buffer")
+	assert.False(t, canHold[int]())
+	assert.False(t, canHold[string]())
+	assert.False(t, canHold[plain]())
+	assert.False(t, canHold[[]byte]())
+	assert.True(t, canHold[*Buffer]())
+	assert.True(t, canHold[nested]())
+	assert.True(t, canHold[[]*Buffer]())
+	assert.True(t, canHold[any](), "an interface may hold a Buffer")
 }

@@ -3,6 +3,8 @@ package transfer
 import (
 	"testing"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -21,13 +23,13 @@ func FuzzPeerDecode(f *testing.F) {
 		require.NoError(f, p.child.Adopt(s.ID, fd, s.Size))
 	}
 	seg := p.parentArena.segs[0]
-	other := appendRef(nil, Ref{Segment: seg.id, Offset: 128, Length: 64})
+	other := appendRef(nil, xfer.Ref{Segment: seg.id, Offset: 128, Length: 64})
 	f.Add(valid)
 	f.Add(rawRef(f, other))
-	f.Add(rawRef(f, appendRef(nil, Ref{Segment: seg.id, Offset: 1 << 62, Length: 1 << 62})))
+	f.Add(rawRef(f, appendRef(nil, xfer.Ref{Segment: seg.id, Offset: 1 << 62, Length: 1 << 62})))
 	f.Add(rawRef(f, []byte{1, 2}))
-	f.Add([]byte{0xc7, 0xff, byte(ExtID)})
-	f.Add([]byte{0x91, 0xd7, byte(ExtID), 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{0xc7, 0xff, byte(extID)})
+	f.Add([]byte{0x91, 0xd7, byte(extID), 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{})
 	segLen := len(seg.mem)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -54,7 +56,7 @@ func FuzzPeerDecode(f *testing.F) {
 		}
 		var anything any
 		if p.child.Unmarshal(data, &anything) == nil {
-			ReleaseAll(anything)
+			releaseAll(anything)
 		}
 		if held := p.child.Stats().Held; held != 0 {
 			t.Fatalf("%d references still held after releasing everything", held)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -11,13 +13,13 @@ import (
 // FuzzParseRef checks the reference layout: a payload either parses and
 // re-encodes to itself, or is rejected with ErrBadRef.
 func FuzzParseRef(f *testing.F) {
-	f.Add(appendRef(nil, Ref{Segment: SegmentID{Arena: 1, Index: 2}, Offset: 3, Length: 4}))
+	f.Add(appendRef(nil, xfer.Ref{Segment: xfer.SegmentID{Arena: 1, Index: 2}, Offset: 3, Length: 4}))
 	f.Add([]byte{refVersion})
 	f.Add(make([]byte, refSize))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseRef(b)
 		if err != nil {
-			require.ErrorIs(t, err, ErrBadRef)
+			require.ErrorIs(t, err, xfer.ErrBadRef)
 			return
 		}
 		require.Equal(t, b, appendRef(nil, r))
@@ -36,16 +38,16 @@ func FuzzValidateMessage(f *testing.F) {
 	f.Add([]byte("\xdd00000000"))
 	f.Add([]byte("\xdf\x21\x99\xd7\x13"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if err := ValidateMessage(b); err != nil {
-			require.ErrorIs(t, err, ErrBadMessage)
+		if err := validateMessage(b); err != nil {
+			require.ErrorIs(t, err, xfer.ErrBadMessage)
 			return
 		}
 		var v any
-		dec := NewDecoder(bytes.NewReader(b))
+		dec := newDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&v); err == nil {
 			again, err := msgpack.Marshal(v)
 			require.NoError(t, err)
-			require.NoError(t, ValidateMessage(again))
+			require.NoError(t, validateMessage(again))
 		}
 	})
 }

@@ -5,7 +5,7 @@ import (
 	"reflect"
 )
 
-// HandOver moves every Buffer reachable from v to a new handle and returns
+// handOverValue moves every Buffer reachable from v to a new handle and returns
 // v rewritten to hold the new handles; the handles v held are detached.
 // This is what handing v to an in-process task (or returning it from one)
 // means: zero bytes of Buffer memory are copied, only pointers change hands.
@@ -26,7 +26,7 @@ import (
 // already detached, HandOver fails with ErrDetached and v is left as it was
 // (every handle it detached is restored). Safe for concurrent use; two
 // concurrent hand-overs of one Buffer let exactly one win.
-func HandOver[T any](v T) (T, error) {
+func handOverValue[T any](v T) (T, error) {
 	t := reflect.TypeFor[T]()
 	if k := t.Kind(); k <= reflect.Complex128 || k == reflect.String {
 		return v, nil
@@ -48,37 +48,16 @@ func HandOver[T any](v T) (T, error) {
 	return handOver(v)
 }
 
-// handOver is HandOver's walk, kept apart so that the fast path above
-// doesn't make v escape to the heap.
+// handOver is handOverValue's walk, kept apart so that the fast path
+// above doesn't make v escape to the heap.
 func handOver[T any](v T) (T, error) {
-	type move struct {
-		old *Buffer
-		blk *block
-	}
-	var moved []move
-	w := rewriter{
-		replace: func(b *Buffer) (*Buffer, error) {
-			blk, err := b.take()
-			if err != nil {
-				return nil, err
-			}
-			moved = append(moved, move{b, blk})
-			return newHandle(blk), nil
-		},
-	}
-	out, err := w.rewrite(reflect.ValueOf(&v).Elem())
-	if err != nil {
-		for _, m := range moved {
-			m.old.blk.Store(m.blk)
-		}
+	if err := handOverAt(&v); err != nil {
 		return v, err
 	}
-	var res T
-	reflect.ValueOf(&res).Elem().Set(out)
-	return res, nil
+	return v, nil
 }
 
-// Check reports whether v can be sent to another process: nil, or an error
+// checkValue reports whether v can be sent to another process: nil, or an error
 // matching ErrNotTransferable that names what can't cross (a channel, a
 // func, an unsafe.Pointer or a Buffer held by value, with its path in the
 // type; or the same Buffer reachable twice), or one matching both
@@ -86,7 +65,7 @@ func handOver[T any](v T) (T, error) {
 // msgpack looks (exported fields not tagged `msgpack:"-"`) and sends
 // nothing. The static part is decided once per type; values behind
 // interfaces are checked as found. Peer.Encode runs the same checks.
-func Check(v any) error {
+func checkValue(v any) error {
 	if v == nil {
 		return nil
 	}
@@ -111,13 +90,13 @@ func Check(v any) error {
 	})
 }
 
-// ReleaseAll releases every Buffer reachable from v that is still
+// releaseAll releases every Buffer reachable from v that is still
 // attached (see HandOver for where it looks). The pool calls it on a task's
 // input once the task has returned and its output was handed over: a
 // task owns its input Buffers until it returns, and those it neither
 // released nor returned are freed then instead of leaking. Safe for
 // concurrent use.
-func ReleaseAll(v any) {
+func releaseAll(v any) {
 	if v == nil {
 		return
 	}
@@ -127,13 +106,7 @@ func ReleaseAll(v any) {
 	})
 }
 
-// CanHold reports whether a value of type T can contain a *Buffer where
+// canHold reports whether a value of type T can contain a *Buffer where
 // HandOver and ReleaseAll look. It is a few nanoseconds (cached per type),
 // so callers can skip both for plain types.
-func CanHold[T any]() bool {
-	t := reflect.TypeFor[T]()
-	if k := t.Kind(); k <= reflect.Complex128 || k == reflect.String {
-		return false
-	}
-	return t == bufferPtrType || infoOf(t).holds
-}
+func canHold[T any]() bool { return canHoldType(reflect.TypeFor[T]()) }

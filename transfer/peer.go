@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Peer is this process's end of the Buffer traffic with one other process
+// peer is this process's end of the Buffer traffic with one other process
 // (in the pool: one per worker connection, on both sides). Sending a value
 // through Encode moves the Buffers in it: the receiver gets a reference into
 // a shared segment instead of the bytes, and the segment's descriptor
@@ -33,28 +35,28 @@ import (
 // Every method is safe for concurrent use. After Close every method fails
 // with ErrPeerClosed (Adopt still closes the descriptor it is given).
 // Use NewPeer; the zero Peer is not usable.
-type Peer struct {
+type peer struct {
 	arena *arena
 
 	mu       sync.Mutex
 	closed   bool
-	sent     map[SegmentID]bool     // local segments the remote has
-	lent     map[Ref]*block         // local blocks the remote holds
-	maps     map[SegmentID]*mapping // remote segments mapped here
-	held     map[Ref]bool           // remote blocks live here
-	releases []Ref                  // remote blocks released here, to report
+	sent     map[xfer.SegmentID]bool     // local segments the remote has
+	lent     map[xfer.Ref]*block         // local blocks the remote holds
+	maps     map[xfer.SegmentID]*mapping // remote segments mapped here
+	held     map[xfer.Ref]bool           // remote blocks live here
+	releases []xfer.Ref                  // remote blocks released here, to report
 }
 
-// NewPeer returns a Peer for a new connection, over the process arena.
-func NewPeer() *Peer { return newPeer(processArena()) }
+// newProcessPeer returns a Peer for a new connection, over the process arena.
+func newProcessPeer() *peer { return newPeer(processArena()) }
 
-func newPeer(a *arena) *Peer {
-	return &Peer{
+func newPeer(a *arena) *peer {
+	return &peer{
 		arena: a,
-		sent:  map[SegmentID]bool{},
-		lent:  map[Ref]*block{},
-		maps:  map[SegmentID]*mapping{},
-		held:  map[Ref]bool{},
+		sent:  map[xfer.SegmentID]bool{},
+		lent:  map[xfer.Ref]*block{},
+		maps:  map[xfer.SegmentID]*mapping{},
+		held:  map[xfer.Ref]bool{},
 	}
 }
 
@@ -73,7 +75,7 @@ func newPeer(a *arena) *Peer {
 // detached; if encoding fails, v's Buffers are restored as they were. Plain
 // values without Buffers cost the encoding and a cached type lookup.
 // Safe for concurrent use, but not with other writes to enc.
-func (p *Peer) Encode(enc *msgpack.Encoder, v any) ([]Segment, error) {
+func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
 	if v == nil {
 		return nil, enc.Encode(nil)
 	}
@@ -85,7 +87,7 @@ func (p *Peer) Encode(enc *msgpack.Encoder, v any) ([]Segment, error) {
 	if !info.holds {
 		return nil, enc.Encode(v)
 	}
-	if err := Check(v); err != nil {
+	if err := checkValue(v); err != nil {
 		return nil, err
 	}
 	var moves []outbound
@@ -139,7 +141,7 @@ func (m outbound) undo() {
 }
 
 // prepare takes b's block and finds the block to send for it.
-func (p *Peer) prepare(b *Buffer) (outbound, error) {
+func (p *peer) prepare(b *Buffer) (outbound, error) {
 	if !sharedMemory {
 		return outbound{}, ErrUnsupported
 	}
@@ -164,12 +166,12 @@ func (p *Peer) prepare(b *Buffer) (outbound, error) {
 
 // commit records the moves of a successfully encoded message and returns
 // the segments the peer still needs.
-func (p *Peer) commit(moves []outbound) ([]Segment, error) {
-	var segs []Segment
+func (p *peer) commit(moves []outbound) ([]xfer.Segment, error) {
+	var segs []xfer.Segment
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, ErrPeerClosed
+		return nil, xfer.ErrPeerClosed
 	}
 	var originals []*block
 	for _, m := range moves {
@@ -180,7 +182,7 @@ func (p *Peer) commit(moves []outbound) ([]Segment, error) {
 		p.lent[m.send.localRef()] = m.send
 		if seg := m.send.seg; !p.sent[seg.id] {
 			p.sent[seg.id] = true
-			segs = append(segs, Segment{ID: seg.id, FD: seg.fd, Size: len(seg.mem)})
+			segs = append(segs, xfer.Segment{ID: seg.id, FD: seg.fd, Size: len(seg.mem)})
 		}
 		if m.orig != m.send {
 			originals = append(originals, m.orig)
@@ -211,7 +213,7 @@ func (p *Peer) commit(moves []outbound) ([]Segment, error) {
 // NewDecoder and the bytes should have passed ValidateMessage (Unmarshal
 // does both): the stock decoder trusts the lengths a message claims.
 // Safe for concurrent use, but not with other reads of dec.
-func (p *Peer) Decode(dec *msgpack.Decoder, v any) error {
+func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 	err := dec.Decode(v)
 	rv := reflect.ValueOf(v)
 	if v == nil || !infoOf(rv.Type()).holds {
@@ -250,7 +252,7 @@ func firstErr(a, b error) error {
 }
 
 // Marshal is Encode into a fresh byte slice with a default encoder.
-func (p *Peer) Marshal(v any) ([]byte, []Segment, error) {
+func (p *peer) Marshal(v any) ([]byte, []xfer.Segment, error) {
 	var buf bytes.Buffer
 	segs, err := p.Encode(msgpack.NewEncoder(&buf), v)
 	if err != nil {
@@ -260,9 +262,9 @@ func (p *Peer) Marshal(v any) ([]byte, []Segment, error) {
 }
 
 // Unmarshal is Decode from data with NewDecoder, after ValidateMessage.
-func (p *Peer) Unmarshal(data []byte, v any) error {
-	if err := ValidateMessage(data); err != nil {
+func (p *peer) Unmarshal(data []byte, v any) error {
+	if err := validateMessage(data); err != nil {
 		return err
 	}
-	return p.Decode(NewDecoder(bytes.NewReader(data)), v)
+	return p.Decode(newDecoder(bytes.NewReader(data)), v)
 }

@@ -1,6 +1,10 @@
 package transfer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/offloadgo/offload/internal/xfer"
+)
 
 // maxSegmentSize bounds what Adopt maps, so a hostile size can't reserve
 // the address space (the real check is against the memfd's size).
@@ -8,8 +12,8 @@ const maxSegmentSize = 1 << 40
 
 // mapping is a peer's segment mapped into this process.
 type mapping struct {
-	peer *Peer
-	id   SegmentID
+	peer *peer
+	id   xfer.SegmentID
 	mem  []byte
 	live int // Buffers over it alive here; guarded by peer.mu
 }
@@ -23,21 +27,21 @@ type mapping struct {
 // shrinking (a segment that could shrink would turn reads into SIGBUS), is
 // smaller than size, or names this process's own arena or a segment already
 // adopted; with ErrPeerClosed after Close; with ErrUnsupported off Linux.
-func (p *Peer) Adopt(id SegmentID, fd int, size int) error {
+func (p *peer) Adopt(id xfer.SegmentID, fd int, size int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var err error
 	switch {
 	case p.closed:
-		err = ErrPeerClosed
+		err = xfer.ErrPeerClosed
 	case !sharedMemory:
 		err = ErrUnsupported
 	case id.Arena == p.arena.id:
-		err = fmt.Errorf("%w: %v is this process's own segment", ErrBadSegment, id)
+		err = fmt.Errorf("%w: %v is this process's own segment", xfer.ErrBadSegment, id)
 	case p.maps[id] != nil:
-		err = fmt.Errorf("%w: %v is already adopted", ErrBadSegment, id)
+		err = fmt.Errorf("%w: %v is already adopted", xfer.ErrBadSegment, id)
 	case size <= 0 || size > maxSegmentSize:
-		err = fmt.Errorf("%w: size %d", ErrBadSegment, size)
+		err = fmt.Errorf("%w: size %d", xfer.ErrBadSegment, size)
 	}
 	if err != nil {
 		closeFD(fd)
@@ -52,30 +56,30 @@ func (p *Peer) Adopt(id SegmentID, fd int, size int) error {
 }
 
 // resolve turns a reference from the peer into a block.
-func (p *Peer) resolve(ref Ref) (*block, error) {
+func (p *peer) resolve(ref xfer.Ref) (*block, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, ErrPeerClosed
+		return nil, xfer.ErrPeerClosed
 	}
 	if ref.Segment.Arena == p.arena.id {
 		blk, ok := p.lent[ref]
 		if !ok {
-			return nil, fmt.Errorf("%w: %+v was not lent to this peer", ErrBadRef, ref)
+			return nil, fmt.Errorf("%w: %+v was not lent to this peer", xfer.ErrBadRef, ref)
 		}
 		delete(p.lent, ref)
 		return blk, nil
 	}
 	m := p.maps[ref.Segment]
 	if m == nil {
-		return nil, fmt.Errorf("%w: segment %v was not adopted", ErrBadRef, ref.Segment)
+		return nil, fmt.Errorf("%w: segment %v was not adopted", xfer.ErrBadRef, ref.Segment)
 	}
 	size := uint64(len(m.mem))
 	if ref.Offset > size || ref.Length > size-ref.Offset {
-		return nil, fmt.Errorf("%w: %+v is outside its segment of %d bytes", ErrBadRef, ref, size)
+		return nil, fmt.Errorf("%w: %+v is outside its segment of %d bytes", xfer.ErrBadRef, ref, size)
 	}
 	if p.held[ref] {
-		return nil, fmt.Errorf("%w: %+v is already held", ErrBadRef, ref)
+		return nil, fmt.Errorf("%w: %+v is already held", xfer.ErrBadRef, ref)
 	}
 	p.held[ref] = true
 	m.live++
@@ -85,7 +89,7 @@ func (p *Peer) resolve(ref Ref) (*block, error) {
 
 // releaseRemote is Buffer.Release for memory adopted from this peer: the
 // release is queued for the owner.
-func (p *Peer) releaseRemote(blk *block) {
+func (p *peer) releaseRemote(blk *block) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.forgetLocked(blk, true)
@@ -93,7 +97,7 @@ func (p *Peer) releaseRemote(blk *block) {
 
 // forgetLocked drops a remote block held here, queueing its release for
 // the owner if report is set and the peer is open; p.mu is held.
-func (p *Peer) forgetLocked(blk *block, report bool) {
+func (p *peer) forgetLocked(blk *block, report bool) {
 	delete(p.held, blk.ref)
 	m := blk.remote
 	m.live--
@@ -114,7 +118,7 @@ func (p *Peer) forgetLocked(blk *block, report bool) {
 // them to the remote side, which passes them to its ApplyReleases; the pool
 // piggybacks them on its next message (a task, a result). Returns nil when
 // there is nothing to report, and after Close.
-func (p *Peer) DrainReleases() []Ref {
+func (p *peer) DrainReleases() []xfer.Ref {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.releases
@@ -126,11 +130,11 @@ func (p *Peer) DrainReleases() []Ref {
 // released (its DrainReleases). References that weren't lent to this peer
 // are skipped and reported in an error matching ErrBadRef; the rest are
 // freed anyway.
-func (p *Peer) ApplyReleases(refs []Ref) error {
+func (p *peer) ApplyReleases(refs []xfer.Ref) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return ErrPeerClosed
+		return xfer.ErrPeerClosed
 	}
 	var freed []*block
 	unknown := 0
@@ -148,7 +152,7 @@ func (p *Peer) ApplyReleases(refs []Ref) error {
 		blk.free()
 	}
 	if unknown > 0 {
-		return fmt.Errorf("%w: %d of %d released references were not lent to this peer", ErrBadRef, unknown, len(refs))
+		return fmt.Errorf("%w: %d of %d released references were not lent to this peer", xfer.ErrBadRef, unknown, len(refs))
 	}
 	return nil
 }
@@ -161,7 +165,7 @@ func (p *Peer) ApplyReleases(refs []Ref) error {
 // segment — at once if no Buffer over it is live here, otherwise when the
 // last such Buffer is released (memfd memory outlives its creator, so
 // those Buffers stay valid). Idempotent; always returns nil.
-func (p *Peer) Close() error {
+func (p *peer) Close() error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -185,25 +189,11 @@ func (p *Peer) Close() error {
 	return nil
 }
 
-// PeerStats describes a Peer's books.
-type PeerStats struct {
-	// Lent is the number of this process's Buffers the remote side holds,
-	// LentBytes their total length.
-	Lent      int
-	LentBytes int64
-	// Adopted is the number of the remote side's segments mapped here.
-	Adopted int
-	// Held is the number of live Buffers here over adopted segments.
-	Held int
-	// Releases is the number of releases waiting for DrainReleases.
-	Releases int
-}
-
 // Stats reports the Peer's books. Safe for concurrent use.
-func (p *Peer) Stats() PeerStats {
+func (p *peer) Stats() xfer.PeerStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PeerStats{Lent: len(p.lent), Adopted: len(p.maps), Held: len(p.held), Releases: len(p.releases)}
+	st := xfer.PeerStats{Lent: len(p.lent), Adopted: len(p.maps), Held: len(p.held), Releases: len(p.releases)}
 	for _, blk := range p.lent {
 		st.LentBytes += int64(len(blk.data))
 	}

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
@@ -20,16 +22,16 @@ type envelope struct {
 	Kind     string
 	Payload  []byte
 	Segs     []segMeta
-	Releases []Ref
+	Releases []xfer.Ref
 	InUse    int64
 }
 
 type segMeta struct {
-	ID   SegmentID
+	ID   xfer.SegmentID
 	Size int
 }
 
-func sendEnvelope(fd int, env envelope, segs []Segment) error {
+func sendEnvelope(fd int, env envelope, segs []xfer.Segment) error {
 	fds := make([]int, len(segs))
 	for i, s := range segs {
 		env.Segs = append(env.Segs, segMeta{s.ID, s.Size})
@@ -47,7 +49,7 @@ func sendEnvelope(fd int, env envelope, segs []Segment) error {
 }
 
 // recvEnvelope reads one envelope and adopts the segments sent with it.
-func recvEnvelope(fd int, peer *Peer) (envelope, error) {
+func recvEnvelope(fd int, peer *peer) (envelope, error) {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(4*16))
 	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
@@ -89,7 +91,7 @@ func recvEnvelope(fd int, peer *Peer) (envelope, error) {
 // runChild is the worker side: fd 3 is its end of the socketpair.
 func runChild(role string) int {
 	const fd = 3
-	peer := NewPeer()
+	peer := newProcessPeer()
 	for {
 		env, err := recvEnvelope(fd, peer)
 		if err != nil {
@@ -147,10 +149,10 @@ func runChild(role string) int {
 type child struct {
 	cmd  *exec.Cmd
 	fd   int
-	peer *Peer
+	peer *peer
 }
 
-func startChild(t *testing.T, role string, peer *Peer) *child {
+func startChild(t *testing.T, role string, peer *peer) *child {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	require.NoError(t, err)
@@ -168,7 +170,7 @@ func startChild(t *testing.T, role string, peer *Peer) *child {
 }
 
 // call sends v and decodes the reply into out.
-func (c *child) call(t *testing.T, kind string, v, out any, releases []Ref) envelope {
+func (c *child) call(t *testing.T, kind string, v, out any, releases []xfer.Ref) envelope {
 	t.Helper()
 	payload, segs, err := c.peer.Marshal(v)
 	require.NoError(t, err)
@@ -191,7 +193,7 @@ func snapshot(t *testing.T) resources {
 func TestCrossProcessMoveAndReturn(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
-	parentArena := newArena(DefaultSegmentSize)
+	parentArena := newArena(defaultSegmentSize)
 	peer := newPeer(parentArena)
 	c := startChild(t, "echo", peer)
 
@@ -240,7 +242,7 @@ func TestCrossProcessMoveAndReturn(t *testing.T) {
 func TestCrossProcessKilledWorkerLeaksNothing(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
-	parentArena := newArena(DefaultSegmentSize)
+	parentArena := newArena(defaultSegmentSize)
 	peer := newPeer(parentArena)
 	c := startChild(t, "hold", peer)
 

@@ -5,39 +5,14 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// ExtID is the msgpack extension type a *Buffer is encoded as. Other code
+// extID is the msgpack extension type a *Buffer is encoded as. Other code
 // sharing the msgpack registry must not register it.
-const ExtID int8 = 42
-
-// SegmentID names one shared-memory segment: the arena that owns it (a
-// random number drawn when the arena is created, so the two sides of a
-// connection can tell their segments apart) and its index in that arena.
-type SegmentID struct {
-	Arena uint64
-	Index uint32
-}
-
-// Segment is a segment a peer needs before it can read a message: Peer.Encode
-// returns one for every segment a message references that the peer hasn't
-// been sent yet. FD belongs to the arena and stays open for the life of the
-// process: send it (SCM_RIGHTS duplicates it) but never close it.
-type Segment struct {
-	ID   SegmentID
-	FD   int
-	Size int
-}
-
-// Ref is a Buffer's memory as it travels between processes: a span of a
-// segment. Releases travel back as Refs (Peer.DrainReleases,
-// Peer.ApplyReleases); the pool sends them as plain msgpack values.
-type Ref struct {
-	Segment SegmentID
-	Offset  uint64
-	Length  uint64
-}
+const extID int8 = 42
 
 // refVersion leads every encoded reference, so the layout can change.
 const refVersion = 1
@@ -47,7 +22,7 @@ const refVersion = 1
 const refSize = 1 + 8 + 4 + 8 + 8
 
 // appendRef encodes r.
-func appendRef(dst []byte, r Ref) []byte {
+func appendRef(dst []byte, r xfer.Ref) []byte {
 	dst = append(dst, refVersion)
 	dst = binary.BigEndian.AppendUint64(dst, r.Segment.Arena)
 	dst = binary.BigEndian.AppendUint32(dst, r.Segment.Index)
@@ -57,15 +32,15 @@ func appendRef(dst []byte, r Ref) []byte {
 
 // parseRef decodes an encoded reference. It checks the layout only; whether
 // the reference is in bounds is for Peer.Decode, which knows the segments.
-func parseRef(b []byte) (Ref, error) {
+func parseRef(b []byte) (xfer.Ref, error) {
 	if len(b) != refSize {
-		return Ref{}, fmt.Errorf("%w: payload of %d bytes, want %d", ErrBadRef, len(b), refSize)
+		return xfer.Ref{}, fmt.Errorf("%w: payload of %d bytes, want %d", xfer.ErrBadRef, len(b), refSize)
 	}
 	if b[0] != refVersion {
-		return Ref{}, fmt.Errorf("%w: version %d, want %d", ErrBadRef, b[0], refVersion)
+		return xfer.Ref{}, fmt.Errorf("%w: version %d, want %d", xfer.ErrBadRef, b[0], refVersion)
 	}
-	return Ref{
-		Segment: SegmentID{Arena: binary.BigEndian.Uint64(b[1:9]), Index: binary.BigEndian.Uint32(b[9:13])},
+	return xfer.Ref{
+		Segment: xfer.SegmentID{Arena: binary.BigEndian.Uint64(b[1:9]), Index: binary.BigEndian.Uint32(b[9:13])},
 		Offset:  binary.BigEndian.Uint64(b[13:21]),
 		Length:  binary.BigEndian.Uint64(b[21:29]),
 	}, nil
@@ -74,15 +49,15 @@ func parseRef(b []byte) (Ref, error) {
 // The extension is registered at init, like a codec registering itself: it
 // only fills msgpack's type table and starts nothing.
 func init() {
-	msgpack.RegisterExtEncoder(ExtID, (*Buffer)(nil), encodeBufferExt)
-	msgpack.RegisterExtDecoder(ExtID, (*Buffer)(nil), decodeBufferExt)
+	msgpack.RegisterExtEncoder(extID, (*Buffer)(nil), encodeBufferExt)
+	msgpack.RegisterExtDecoder(extID, (*Buffer)(nil), decodeBufferExt)
 }
 
 // encodeBufferExt writes a Buffer handle made by Peer.Encode as its Ref.
 func encodeBufferExt(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
 	b := v.Interface().(*Buffer)
 	if !b.wire {
-		return nil, ErrNoPeer
+		return nil, xfer.ErrNoPeer
 	}
 	blk := b.blk.Load()
 	if blk == nil {
@@ -95,11 +70,11 @@ func encodeBufferExt(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
 // resolve. It reads nothing it didn't check the size of first.
 func decodeBufferExt(dec *msgpack.Decoder, v reflect.Value, extLen int) error {
 	if extLen != refSize {
-		return fmt.Errorf("%w: payload of %d bytes, want %d", ErrBadRef, extLen, refSize)
+		return fmt.Errorf("%w: payload of %d bytes, want %d", xfer.ErrBadRef, extLen, refSize)
 	}
 	var raw [refSize]byte
 	if err := dec.ReadFull(raw[:]); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadRef, err)
+		return fmt.Errorf("%w: %w", xfer.ErrBadRef, err)
 	}
 	ref, err := parseRef(raw[:])
 	if err != nil {
@@ -107,7 +82,7 @@ func decodeBufferExt(dec *msgpack.Decoder, v reflect.Value, extLen int) error {
 	}
 	b := v.Interface().(*Buffer)
 	if b.blk.Load() != nil || b.pending != nil {
-		return fmt.Errorf("%w: decoding into a live Buffer", ErrBadRef)
+		return fmt.Errorf("%w: decoding into a live Buffer", xfer.ErrBadRef)
 	}
 	b.pending = &ref
 	return nil
@@ -115,7 +90,7 @@ func decodeBufferExt(dec *msgpack.Decoder, v reflect.Value, extLen int) error {
 
 // wireRef is the reference that names blk to a peer: its own span if it is
 // arena memory, the owner's reference if it was adopted.
-func (blk *block) wireRef() Ref {
+func (blk *block) wireRef() xfer.Ref {
 	if blk.remote != nil {
 		return blk.ref
 	}

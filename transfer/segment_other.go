@@ -5,6 +5,8 @@ package transfer
 import (
 	"fmt"
 	"os"
+
+	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // sharedMemory reports whether segments are memfd mappings that can be sent
@@ -20,7 +22,7 @@ func destroySegment(fd int, mem []byte) {}
 
 func mapPeerSegment(fd int, size int) ([]byte, error) {
 	closeFD(fd)
-	return nil, fmt.Errorf("%w: %w", ErrBadSegment, ErrUnsupported)
+	return nil, fmt.Errorf("%w: %w", xfer.ErrBadSegment, ErrUnsupported)
 }
 
 func unmapPeerSegment(mem []byte) {}

@@ -2,15 +2,12 @@ package transfer
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
+
+	"github.com/offloadgo/offload/internal/xfer"
 )
 
-// ErrBadMessage is returned (wrapped) by ValidateMessage for bytes that
-// aren't one well-formed msgpack value.
-var ErrBadMessage = errors.New("transfer: malformed message")
-
-// ValidateMessage checks, in one linear pass without allocating, that data
+// validateMessage checks, in one linear pass without allocating, that data
 // starts with one complete msgpack value whose every array, map, string,
 // binary and extension length fits in the bytes that follow it. msgpack
 // v5.4.1 preallocates slices and interface maps to the length a header
@@ -19,11 +16,11 @@ var ErrBadMessage = errors.New("transfer: malformed message")
 // of the message size (times the size of an element). Peer.Unmarshal runs
 // it; code that calls Peer.Decode on a peer's bytes should run it first.
 // Bytes after the value are not examined.
-func ValidateMessage(data []byte) error {
+func validateMessage(data []byte) error {
 	pos, pending := 0, 1
 	for pending > 0 {
 		if pos >= len(data) {
-			return fmt.Errorf("%w: truncated at byte %d", ErrBadMessage, pos)
+			return fmt.Errorf("%w: truncated at byte %d", xfer.ErrBadMessage, pos)
 		}
 		c := data[pos]
 		pos++
@@ -82,7 +79,7 @@ func ValidateMessage(data []byte) error {
 					items = 2 * n
 				}
 			default:
-				return fmt.Errorf("%w: invalid code 0x%x at byte %d", ErrBadMessage, c, pos-1)
+				return fmt.Errorf("%w: invalid code 0x%x at byte %d", xfer.ErrBadMessage, c, pos-1)
 			}
 		}
 		if lenBytes > 0 {
@@ -94,13 +91,13 @@ func ValidateMessage(data []byte) error {
 			fixed += n
 		}
 		if fixed > len(data)-pos {
-			return fmt.Errorf("%w: %d bytes claimed at byte %d, %d left", ErrBadMessage, fixed, pos, len(data)-pos)
+			return fmt.Errorf("%w: %d bytes claimed at byte %d, %d left", xfer.ErrBadMessage, fixed, pos, len(data)-pos)
 		}
 		pos += fixed
 		pending += items
 		// Every pending value needs at least one byte.
 		if pending > len(data)-pos {
-			return fmt.Errorf("%w: %d values claimed at byte %d, %d bytes left", ErrBadMessage, pending, pos, len(data)-pos)
+			return fmt.Errorf("%w: %d values claimed at byte %d, %d bytes left", xfer.ErrBadMessage, pending, pos, len(data)-pos)
 		}
 	}
 	return nil
@@ -109,7 +106,7 @@ func ValidateMessage(data []byte) error {
 // readLen reads a big-endian length of size bytes at data[pos:].
 func readLen(data []byte, pos, size int) (int, error) {
 	if size > len(data)-pos {
-		return 0, fmt.Errorf("%w: truncated length at byte %d", ErrBadMessage, pos)
+		return 0, fmt.Errorf("%w: truncated length at byte %d", xfer.ErrBadMessage, pos)
 	}
 	switch size {
 	case 1:

@@ -3,6 +3,8 @@ package transfer
 import (
 	"testing"
 
+	"github.com/offloadgo/offload/internal/xfer"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
@@ -30,11 +32,11 @@ func TestValidateMessage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateMessage(tc.data)
+			err := validateMessage(tc.data)
 			if tc.ok {
 				assert.NoError(t, err)
 			} else {
-				assert.ErrorIs(t, err, ErrBadMessage)
+				assert.ErrorIs(t, err, xfer.ErrBadMessage)
 			}
 		})
 	}
