@@ -1,7 +1,5 @@
 package pool
 
-import "context"
-
 // admitMode says how a submission is admitted.
 type admitMode uint8
 
@@ -12,15 +10,16 @@ const (
 )
 
 // admit accepts j into the queue or says why not, without side effects on
-// failure: a rejected job never runs and holds no slot. On failure the job
-// is dropped twice (the pool's and the caller's hold), since nobody will
+// failure: a rejected job never runs and holds no slot, and nobody will
 // use it.
 func (p *Pool) admit(j job, mode admitMode) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	err := p.tryAdmit(j, mode)
 	if err != nil {
-		j.discard()
-		j.drop()
-		j.drop()
+		p.stats.rejected.Add(1)
+		j.reject()
 	}
 	return err
 }
@@ -30,19 +29,21 @@ func (p *Pool) admit(j job, mode admitMode) error {
 // taken: a ctx that panics then fails its own caller and leaves the pool
 // as it was, and no caller can stall the lock.
 func (p *Pool) tryAdmit(j job, mode admitMode) error {
-	if err := p.usable(); err != nil {
+	if err := j.check(); err != nil {
 		return err
 	}
-	ctx := j.context()
-	if err := p.precheck(j, ctx, mode); err != nil {
-		p.stats.rejected.Add(1)
+	// A lock-free look first: the check under the lock decides, but this
+	// one keeps a flood of rejections off the lock and spares them the
+	// encoding and the ctx derivation.
+	switch {
+	case p.stats.closed.Load():
+		return ErrClosed
+	case mode&admitWait == 0 && p.opts.capacity >= 0 && p.stats.inflight.Load() >= int64(p.opts.capacity):
+		return ErrQueueFull
+	}
+	if err := j.prepare(p.transport, p.stop); err != nil {
 		return err
 	}
-	if err := j.prepare(p.remote); err != nil {
-		p.stats.rejected.Add(1)
-		return err
-	}
-	j.derive(p.stop)
 	// A task that will wait in the queue needs the time it was queued; read
 	// the clock before the lock rather than while holding it, when the
 	// lock-free counters say the task will likely queue.
@@ -53,58 +54,30 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	p.mu.Lock()
 	if p.state != open {
 		p.mu.Unlock()
-		p.stats.rejected.Add(1)
 		return ErrClosed
 	}
 	if p.full() {
 		if mode&admitWait == 0 {
 			p.mu.Unlock()
-			p.stats.rejected.Add(1)
 			return ErrQueueFull
 		}
-		if err := p.waitForRoom(ctx); err != nil {
+		if err := p.waitForRoom(j.context()); err != nil {
 			return err // waitForRoom has unlocked
 		}
 		since = 0 // the wait for room is not time in the queue
 	} else {
 		p.setInflight(p.inflight + 1)
 	}
-	if err := j.moveIn(); err != nil {
+	if err := j.enter(p, mode&admitWatch != 0); err != nil {
 		p.release()
 		p.mu.Unlock()
-		p.stats.rejected.Add(1)
 		return err
 	}
-	j.accept(p, mode&admitWatch != 0)
 	w := p.enqueue(j, since)
 	p.mu.Unlock()
 	if w != nil {
 		// Woken after the unlock, so that it doesn't wake into a held lock.
 		w.wake <- struct{}{} // buffered, and w was idle: never blocks
-	}
-	return nil
-}
-
-// precheck refuses, without the lock, a submission that can't be taken: a
-// nil ctx, an unregistered task, a caller that has given up already, and
-// — when the lock-free counters say so — a full pool (the check under the
-// lock decides; this one keeps a flood of rejections off the lock and
-// spares them the ctx derivation).
-func (p *Pool) precheck(j job, ctx context.Context, mode admitMode) error {
-	switch {
-	case ctx == nil:
-		return errNilContext
-	case !j.known():
-		return ErrUnknownTask
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	switch {
-	case p.stats.closed.Load():
-		return ErrClosed
-	case mode&admitWait == 0 && p.opts.capacity >= 0 && p.stats.inflight.Load() >= int64(p.opts.capacity):
-		return ErrQueueFull
 	}
 	return nil
 }
@@ -176,7 +149,7 @@ func (p *Pool) abandon(j job, err error) {
 	if dequeued {
 		p.stats.queued.Store(int64(p.queue.n))
 		p.release()
-		p.dismiss(j, err)
+		j.leave(err, &p.stats.canceled)
 	} else {
 		j.quit(err, &p.stats.canceled) // its worker forgets it when it returns
 	}
@@ -184,15 +157,6 @@ func (p *Pool) abandon(j job, err error) {
 	if dequeued {
 		j.drop() // the queue's hold; a running job's is its worker's
 	}
-}
-
-// dismiss resolves j, which has left the queue without running, with err:
-// its input's Buffers are freed before the caller hears of it, and the
-// call lets go of its input and ctx after. p.mu is held.
-func (p *Pool) dismiss(j job, err error) {
-	j.dropInput()
-	j.fail(err, &p.stats.canceled)
-	j.forget()
 }
 
 // release frees one admission slot: it goes to the longest-waiting

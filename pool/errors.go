@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/transport"
 )
 
 // The errors a Pool returns. All are matchable with errors.Is; the ones a
@@ -17,25 +18,37 @@ var (
 	ErrQueueFull = errors.New("pool: queue is full")
 	// ErrClosed is returned for work submitted after Shutdown or Close, and
 	// for queued work that Close (or an expired Shutdown) dropped.
-	ErrClosed = errors.New("pool: closed")
-	// ErrTerminated means a running task was stopped from outside: its
-	// worker process was killed, or the pool was closed under it.
-	ErrTerminated = errors.New("pool: task terminated")
+	ErrClosed = transport.ErrClosed
+	// ErrTerminated means a running task was stopped from outside: it had
+	// been sent to a worker process, which was terminated for it (its
+	// caller gave up, or the pool closed under it).
+	ErrTerminated = transport.ErrTerminated
 	// ErrWorkerCrashed means the worker process died under the task; the
-	// error's message carries the exit status or signal and the tail of the
-	// worker's stderr.
-	ErrWorkerCrashed = errors.New("pool: worker crashed")
+	// error carries a *cancel.Exit (errors.As) with the exit status or
+	// signal and the tail of the worker's stderr, which its message shows.
+	ErrWorkerCrashed = transport.ErrWorkerCrashed
 	// ErrUnknownTask means the task was never registered (or, for a worker
 	// process, was not registered at package level, so the worker lacks it).
-	ErrUnknownTask = errors.New("pool: unknown task")
+	ErrUnknownTask = transport.ErrUnknownTask
 	// ErrPayloadTooLarge means a task's encoded input or output is larger
 	// than SubprocessOptions.MaxPayload.
-	ErrPayloadTooLarge = errors.New("pool: payload too large")
+	ErrPayloadTooLarge = transport.ErrPayloadTooLarge
 	// ErrGoexit means the task called runtime.Goexit (t.FailNow in a test
 	// helper, say) instead of returning: it has no result. The pool
 	// replaces the goroutine it ended and goes on.
-	ErrGoexit = errors.New("pool: task called runtime.Goexit")
+	ErrGoexit = transport.ErrGoexit
 )
+
+// RemoteError is the error a task returned in a worker process. Errors
+// don't cross a process boundary, so errors.Is can't match the worker's
+// sentinels; Message is the original error's text, and Error returns it
+// unchanged.
+type RemoteError struct {
+	Task    string // the registered name of the task
+	Message string // the task's err.Error()
+}
+
+func (e *RemoteError) Error() string { return e.Message }
 
 // Errors for calls that can't be served at all: programming errors, which
 // callers need not match.

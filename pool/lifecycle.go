@@ -61,7 +61,7 @@ func (p *Pool) Close() error {
 	}
 	p.wakeIdle()
 	for _, j := range dropped {
-		p.dismiss(j, ErrClosed)
+		j.leave(ErrClosed, &p.stats.canceled)
 	}
 	for _, j := range running {
 		j.quit(ErrClosed, &p.stats.canceled) // ErrTerminated too for one sent to a process

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/offloadgo/offload/internal/workerproc"
+	"github.com/offloadgo/offload/internal/subproc"
 )
 
 // Isolation selects the kind of worker a Pool runs tasks on.
@@ -129,10 +129,10 @@ type SubprocessOptions struct {
 // Limits of SubprocessOptions.MaxPayload.
 const (
 	// DefaultMaxPayload is MaxPayload's default: 64 MiB.
-	DefaultMaxPayload = workerproc.DefaultMaxFrame
+	DefaultMaxPayload = subproc.DefaultMaxPayload
 	// MaxPayloadLimit is the largest MaxPayload: the channel's frame limit,
 	// less room for a call's header.
-	MaxPayloadLimit = workerproc.MaxFrameLimit - frameSlack
+	MaxPayloadLimit = subproc.MaxPayloadLimit
 )
 
 // DefaultWorkers is the number of workers a Pool gets when Options.Workers

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/offloadgo/offload/internal/transport"
 )
 
 // Pool runs registered tasks on a bounded set of workers. Create it with
@@ -27,8 +29,8 @@ type Pool struct {
 	// (monotonic ns), for QueueDelay.
 	lastEmpty int64
 
-	// remote carries tasks to worker processes; nil for InProcess.
-	remote remote
+	// transport carries tasks to worker processes; nil for InProcess.
+	transport transport.Transport
 
 	// stop ends the contexts of running tasks whose caller's ctx never
 	// ends; Close cancels it.
@@ -62,7 +64,7 @@ func New(opts Options) (*Pool, error) {
 	}
 	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
 	if s.Isolation == Subprocess {
-		if p.remote, err = newSubprocess(s, p.stop, poolEvents{&p.stats}); err != nil {
+		if p.transport, err = newSubprocess(s, p.stop, poolEvents{&p.stats}); err != nil {
 			p.cancelStop(nil)
 			return nil, err
 		}

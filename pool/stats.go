@@ -1,6 +1,10 @@
 package pool
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/offloadgo/offload/internal/transport"
+)
 
 // Stats is a snapshot of a pool's state and history, from Pool.Stats.
 // Counts are since New. Every accepted task ends in exactly one of
@@ -146,5 +150,11 @@ func (p *Pool) Stats() Stats {
 // poolEvents is how a Subprocess pool's runners report to it.
 type poolEvents struct{ stats *recorder }
 
-func (e poolEvents) terminated() { e.stats.terminated.Add(1) }
-func (e poolEvents) crashed()    { e.stats.crashed.Add(1) }
+func (e poolEvents) Event(ev transport.Event) {
+	switch ev.Kind {
+	case transport.Terminated:
+		e.stats.terminated.Add(1)
+	case transport.Crashed:
+		e.stats.crashed.Add(1)
+	}
+}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sort"
 	"sync"
 
+	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/xfer"
 	_ "github.com/offloadgo/offload/transfer" // implements xfer's functions, at init: Register uses them
 )
@@ -37,22 +37,6 @@ func (t Task[In, Out]) Name() string {
 	return t.def.name
 }
 
-// entry is the untyped view of a registered task, for worker processes that
-// receive a task by name and its input as bytes.
-type entry struct {
-	name string
-	// invoke decodes the input into a fresh In, runs the task and returns
-	// its output for the caller to encode. Register builds it, knowing In.
-	invoke func(ctx context.Context, decode func(in any) error) (any, error)
-}
-
-// registry is the only package-level state: written by Register during
-// program initialisation, read afterwards.
-var registry = struct {
-	sync.RWMutex
-	tasks map[string]entry
-}{tasks: map[string]entry{}}
-
 // Register records fn as the task name and returns its handle. Call it at
 // package level (in a var declaration or init) so that a worker process,
 // which is the same binary, registers the same tasks before it serves them.
@@ -65,35 +49,20 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	if fn == nil {
 		panic(fmt.Sprintf("pool: Register(%q) with a nil function", name))
 	}
-	registry.Lock()
-	defer registry.Unlock()
-	if _, dup := registry.tasks[name]; dup {
-		panic(fmt.Sprintf("pool: task %q registered twice", name))
-	}
-	t := Task[In, Out]{def: &taskDef[In, Out]{
-		name:     name,
-		fn:       fn,
-		holdsIn:  xfer.CanHold(reflect.TypeFor[In]()),
-		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
-	}}
-	registry.tasks[name] = entry{name: name, invoke: func(ctx context.Context, decode func(any) error) (any, error) {
+	err := registry.Add(registry.Entry{Name: name, Invoke: func(ctx context.Context, decode func(any) error) (any, error) {
 		var in In
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return fn(ctx, in)
-	}}
-	return t
-}
-
-// registeredNames lists the registered tasks in sorted order.
-func registeredNames() []string {
-	registry.RLock()
-	defer registry.RUnlock()
-	names := make([]string, 0, len(registry.tasks))
-	for n := range registry.tasks {
-		names = append(names, n)
+	}})
+	if err != nil {
+		panic("pool: " + err.Error())
 	}
-	sort.Strings(names)
-	return names
+	return Task[In, Out]{def: &taskDef[In, Out]{
+		name:     name,
+		fn:       fn,
+		holdsIn:  xfer.CanHold(reflect.TypeFor[In]()),
+		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
+	}}
 }

@@ -61,7 +61,6 @@ func (p *Pool) waitForRoom(ctx context.Context) error {
 	switch {
 	case w.err != nil:
 		p.mu.Unlock()
-		p.stats.rejected.Add(1)
 		return w.err
 	case w.granted && ended == nil && p.state == open:
 		return nil
@@ -75,6 +74,5 @@ func (p *Pool) waitForRoom(ctx context.Context) error {
 		err = ErrClosed
 	}
 	p.mu.Unlock()
-	p.stats.rejected.Add(1)
 	return err
 }

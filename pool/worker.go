@@ -3,6 +3,8 @@ package pool
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/offloadgo/offload/internal/transport"
 )
 
 // worker is one goroutine serving the queue. Its fields are guarded by the
@@ -17,9 +19,9 @@ type worker struct {
 	// startedAt is when current started; the worker sets it after a
 	// handoff without the lock, Stats reads it under the lock.
 	startedAt atomic.Int64
-	tally     tally  // written by the worker alone
-	id        int    // for logs: the pool's count of workers started
-	runner    runner // a Subprocess worker's process; nil in process
+	tally     tally            // written by the worker alone
+	id        int              // for logs: the pool's count of workers started
+	runner    transport.Runner // a Subprocess worker's process; nil in process
 }
 
 // spawn starts a worker. p.mu is held.
@@ -52,9 +54,9 @@ func (p *Pool) work(w *worker) {
 		p.workersWG.Done()
 	}()
 	w.born = now()
-	if p.remote != nil {
-		w.runner = p.remote.newRunner(w.id)
-		w.runner.warm()
+	if p.transport != nil {
+		w.runner = p.transport.NewRunner(w.id)
+		w.runner.Warm()
 	}
 	p.mu.Lock()
 	p.starting--
@@ -80,7 +82,7 @@ func (p *Pool) work(w *worker) {
 				p.retire(w)
 				p.mu.Unlock()
 				if w.runner != nil {
-					w.runner.close()
+					w.runner.Close()
 				}
 				return
 			}
@@ -102,11 +104,7 @@ func (p *Pool) work(w *worker) {
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		running = true
-		if w.runner != nil {
-			done.outcome = j.runRemote(w.runner)
-		} else {
-			done.outcome = j.run()
-		}
+		done.outcome = j.run(w.runner)
 		running = false
 		done.end = now()
 		p.lockWorker()
@@ -138,7 +136,7 @@ func (p *Pool) goexited(w *worker, f finished) {
 	}
 	p.mu.Unlock()
 	if w.runner != nil {
-		w.runner.close()
+		w.runner.Close()
 	}
 	p.announce(f)
 }
@@ -214,7 +212,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 // shedOverdue fails a task QueueDelay won't run and frees its slot. p.mu
 // is held.
 func (p *Pool) shedOverdue(j job, waited, limit time.Duration) {
-	p.dismiss(j, errOverdue(waited, limit))
+	j.leave(errOverdue(waited, limit), &p.stats.canceled)
 	p.release()
 	j.drop() // the queue's hold
 }

@@ -1,4 +1,4 @@
-package pool
+package subproc
 
 import (
 	"context"
@@ -175,7 +175,7 @@ func TestServeMoves(t *testing.T) {
 	link := newPeerLink(parent.MaxFrame())
 	defer link.close()
 
-	sp := &subprocess{maxPayload: 1 << 20}
+	sp := &Transport{maxPayload: 1 << 20}
 	body, segs, _, err := sp.encodeMoving(link.peer, "proc.internal.add", [2]int{2, 3})
 	require.NoError(t, err)
 	f := workerproc.Frame{Kind: kindCall, ID: 1, Body: body}
@@ -207,6 +207,6 @@ func TestServeMoves(t *testing.T) {
 	assert.Equal(t, 0, <-code)
 }
 
-var _ = Register("proc.internal.add", func(_ context.Context, in [2]int) (int, error) {
+var _ = register("proc.internal.add", func(_ context.Context, in [2]int) (int, error) {
 	return in[0] + in[1], nil
 })

@@ -1,10 +1,12 @@
-package pool
+package subproc
 
 import (
 	"context"
 	"errors"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/workerproc"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-var _ = Register("proc.internal.wait", func(ctx context.Context, _ struct{}) (int, error) {
+var _ = register("proc.internal.wait", func(ctx context.Context, _ struct{}) (int, error) {
 	<-ctx.Done()
 	return 0, ctx.Err()
 })
@@ -38,9 +40,9 @@ func TestCallHeaderRoundTrip(t *testing.T) {
 func FuzzParseFrames(f *testing.F) {
 	call, _ := appendCallHeader(nil, "proc.add")
 	f.Add(call)
-	f.Add(panicBody("boom", []byte("stack")))
-	f.Add(panicBody(errors.New("an error"), []byte("stack")))
-	f.Add(panicBody(map[string]int{"a": 1}, []byte("stack")))
+	f.Add(codec.EncodePanic("boom", []byte("stack")))
+	f.Add(codec.EncodePanic(errors.New("an error"), []byte("stack")))
+	f.Add(codec.EncodePanic(map[string]int{"a": 1}, []byte("stack")))
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -48,7 +50,7 @@ func FuzzParseFrames(f *testing.F) {
 			require.LessOrEqual(t, len(name), maxNameLen)
 			require.LessOrEqual(t, len(name)+len(input), len(body))
 		}
-		value, stack := parsePanic("t", body)
+		value, stack := codec.DecodePanic(body)
 		require.LessOrEqual(t, len(stack), len(body))
 		if text, ok := value.(string); ok {
 			require.LessOrEqual(t, len(text)+len(stack), len(body))
@@ -60,10 +62,10 @@ func FuzzParseFrames(f *testing.F) {
 // always lists every task: fake a hello that lacks it.
 func TestExchangeUnknownTask(t *testing.T) {
 	t.Parallel()
-	r := &proc{sp: &subprocess{}, id: 7}
-	r.cur = &live{pid: 4242, tasks: map[string]struct{}{"other": {}}, gone: make(chan struct{})}
-	err := r.exchange(context.Background(), message{task: "proc.add"})
-	require.ErrorIs(t, err, ErrUnknownTask)
+	r := &runner{sp: &Transport{}, id: 7}
+	r.cur = &child{pid: 4242, tasks: map[string]struct{}{"other": {}}, gone: make(chan struct{})}
+	err := r.Exchange(context.Background(), &transport.Call{Task: "proc.add", Handover: new(transport.Handover)})
+	require.ErrorIs(t, err, transport.ErrUnknownTask)
 	assert.Contains(t, err.Error(), `"proc.add"`)
 	assert.Contains(t, err.Error(), "pid 4242")
 	assert.Contains(t, err.Error(), "package level")
@@ -77,7 +79,7 @@ func startServe(t *testing.T) (*workerproc.Conn, <-chan int) {
 	require.NoError(t, err)
 	code := make(chan int, 1)
 	go func() {
-		code <- serve(worker)
+		code <- Serve(worker)
 		worker.Close()
 	}()
 	return parent, code
@@ -134,11 +136,11 @@ func TestServe(t *testing.T) {
 
 func TestCodecErrors(t *testing.T) {
 	t.Parallel()
-	sp := &subprocess{maxPayload: 16}
+	sp := &Transport{maxPayload: 16}
 	_, err := sp.encode("t", func() {})
 	require.ErrorContains(t, err, `pool: encode input of task "t"`)
 	_, err = sp.encode("t", make([]byte, 17))
-	require.ErrorIs(t, err, ErrPayloadTooLarge)
+	require.ErrorIs(t, err, transport.ErrPayloadTooLarge)
 	body, err := sp.encode("t", 12)
 	require.NoError(t, err)
 	_, input, err := parseCall(body)

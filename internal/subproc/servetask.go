@@ -1,4 +1,4 @@
-package pool
+package subproc
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/offloadgo/offload/transfer"
@@ -34,9 +36,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	if err != nil {
 		return errorReply(kindError, []byte(err.Error()))
 	}
-	registry.RLock()
-	e, ok := registry.tasks[name]
-	registry.RUnlock()
+	e, ok := registry.Lookup(name)
 	if !ok {
 		return errorReply(kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
 	}
@@ -51,7 +51,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	}
 	switch {
 	case panicked != nil:
-		return errorReply(kindPanic, panicBody(panicked.value, panicked.stack))
+		return errorReply(kindPanic, codec.EncodePanic(panicked.value, panicked.stack))
 	case err != nil && moved && in == nil:
 		// The input did not decode: references past the failure were
 		// never read, so the pool would keep them lent. Retired, the
@@ -63,8 +63,8 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	// Sized, but not reused once written as the parent's call bodies are:
 	// measured on bench/orders' echo-json (44 MB back), reusing them here
 	// made the round trip slower, not faster.
-	buf := bytes.NewBuffer(make([]byte, 0, s.sizes.guess(name, out)))
-	segs, err := peerEncodeInto(buf, s.link.peer, out)
+	buf := bytes.NewBuffer(make([]byte, 0, s.sizes.Guess(name, out)))
+	segs, err := codec.PeerEncodeInto(buf, s.link.peer, out)
 	if err != nil {
 		xfer.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
 		return errorReply(kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err))
@@ -75,7 +75,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput),
 			broken: errors.Is(xfer.Check(out), transfer.ErrDetached)}
 	}
-	s.sizes.record(name, buf.Len())
+	s.sizes.Record(name, buf.Len())
 	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
 }
 
@@ -92,23 +92,23 @@ type recovered struct {
 // a Peer the input is decoded by it, its references becoming Buffers; in
 // is the decoded input, for the caller to release what the task kept, or
 // nil if it did not decode.
-func invokeEntry(ctx context.Context, e entry, input []byte, peer xfer.Peer) (out, in any, err error, p *recovered) {
+func invokeEntry(ctx context.Context, e registry.Entry, input []byte, peer xfer.Peer) (out, in any, err error, p *recovered) {
 	defer func() {
 		if v := recover(); v != nil {
 			p = &recovered{value: v, stack: debug.Stack()}
 		}
 	}()
-	out, err = e.invoke(ctx, func(ptr any) error {
+	out, err = e.Invoke(ctx, func(ptr any) error {
 		in = ptr
 		var err error
 		if peer != nil {
-			err = peerUnmarshal(peer, input, ptr)
+			err = codec.PeerUnmarshal(peer, input, ptr)
 		} else {
-			err = unmarshal(input, ptr)
+			err = codec.Unmarshal(input, ptr)
 		}
 		if err != nil {
 			in = nil // Decode released what it resolved
-			return fmt.Errorf("pool: decode input of task %q: %w", e.name, err)
+			return fmt.Errorf("pool: decode input of task %q: %w", e.Name, err)
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package pool
+package subproc
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/offloadgo/offload/internal/workerproc"
@@ -26,7 +27,7 @@ type server struct {
 	// the process exits when the connection ends.
 	link *peerLink
 	// sizes guesses the size of each task's output, to size its reply.
-	sizes sizeHints
+	sizes codec.SizeHints
 
 	exit chan int // the reader's verdict at the channel's end
 

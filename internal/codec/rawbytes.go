@@ -1,4 +1,4 @@
-package pool
+package codec
 
 import (
 	"encoding/binary"

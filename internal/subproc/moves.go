@@ -1,4 +1,4 @@
-package pool
+package subproc
 
 import (
 	"encoding/binary"

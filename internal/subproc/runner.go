@@ -1,4 +1,4 @@
-package pool
+package subproc
 
 import (
 	"context"
@@ -7,20 +7,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
-// proc is the runner of one Subprocess worker goroutine: it keeps one
+// runner runs the calls of one Subprocess worker goroutine: it keeps one
 // worker process, replaces it when it dies, is killed or has served
 // MaxTasksPerWorker tasks, and runs one task at a time in it (see
 // exchange.go). Only the worker goroutine calls its methods.
-type proc struct {
-	sp     *subprocess
+type runner struct {
+	sp     *Transport
 	id     int
 	stop   context.Context // ends with the pool: cuts a start short
-	events events
+	events transport.Events
 
-	cur     *live            // the process tasks go to; nil until started
+	cur     *child           // the process tasks go to; nil until started
 	pending chan startResult // a start in progress, or nil
 	seq     uint64           // the last call's frame ID
 
@@ -29,11 +31,11 @@ type proc struct {
 	bg sync.WaitGroup
 }
 
-// live is one started worker process. Without a TerminateGrace the
+// child is one started worker process. Without a TerminateGrace the
 // worker goroutine reads the replies itself (see await); with one, a
 // reader goroutine does, so that the worker goroutine can leave a
 // terminated task's process to its grace without waiting.
-type live struct {
+type child struct {
 	proc   *workerproc.Process
 	pid    int
 	tasks  map[string]struct{}   // from its hello
@@ -47,15 +49,15 @@ type live struct {
 }
 
 type startResult struct {
-	l   *live
+	l   *child
 	err error
 }
 
-func (r *proc) warm() { r.launch() }
+func (r *runner) Warm() { r.launch() }
 
 // launch starts a process in the background, unless one is starting. The
 // start is bounded by the pool's stop context, so that Close cuts it short.
-func (r *proc) launch() {
+func (r *runner) launch() {
 	if r.pending != nil {
 		return
 	}
@@ -66,20 +68,25 @@ func (r *proc) launch() {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
+		begin := time.Now()
 		p, err := workerproc.Start(r.stop, spec)
 		if err != nil {
+			if r.stop.Err() == nil { // not cut short by the pool's end
+				r.events.Event(transport.Event{Kind: transport.StartFailed, Worker: r.id, Err: err})
+			}
 			ch <- startResult{err: err}
 			return
 		}
+		r.events.Event(transport.Event{Kind: transport.Started, Worker: r.id, PID: p.PID(), Took: time.Since(begin)})
 		ch <- startResult{l: r.watch(p)}
 	}()
 }
 
-// watch makes p's live and, with a TerminateGrace, starts its reader
+// watch makes p a child and, with a TerminateGrace, starts its reader
 // goroutine, which hands replies to the worker goroutine and closes gone
 // when the channel ends.
-func (r *proc) watch(p *workerproc.Process) *live {
-	l := &live{
+func (r *runner) watch(p *workerproc.Process) *child {
+	l := &child{
 		proc:  p,
 		pid:   p.PID(),
 		tasks: make(map[string]struct{}, len(p.Hello().Tasks)),
@@ -122,13 +129,18 @@ func (r *proc) watch(p *workerproc.Process) *live {
 // acquire returns a live process, starting one if needed, or ctx's cause
 // if ctx ends first (the start goes on, for the next task). A process
 // that died while idle is replaced: its end is nobody's task's fault.
-func (r *proc) acquire(ctx context.Context) (*live, error) {
+func (r *runner) acquire(ctx context.Context) (*child, error) {
 	if r.cur != nil {
 		select {
 		case <-r.cur.gone:
-			r.events.crashed()
-			r.retireInBackground(r.cur)
+			dead := r.cur
 			r.cur = nil
+			r.bg.Add(1)
+			go func() {
+				defer r.bg.Done()
+				dead.end()
+				r.note(transport.Crashed, dead)
+			}()
 		default:
 			return r.cur, nil
 		}
@@ -138,7 +150,7 @@ func (r *proc) acquire(ctx context.Context) (*live, error) {
 	case res := <-r.pending:
 		r.pending = nil
 		if res.err != nil {
-			return nil, fmt.Errorf("%w: worker %d did not start: %w", ErrWorkerCrashed, r.id, res.err)
+			return nil, fmt.Errorf("%w: worker %d did not start: %w", transport.ErrWorkerCrashed, r.id, res.err)
 		}
 		r.cur = res.l
 		return r.cur, nil
@@ -155,7 +167,7 @@ const crashWait = 2 * time.Second
 // crashed accounts for a process that died (or broke its channel): it
 // waits for the reap (the process is gone already, so this is short) and
 // returns the error naming how it ended.
-func (r *proc) crashed(l *live) error {
+func (r *runner) crashed(l *child) error {
 	select {
 	case <-l.proc.Done():
 	case <-time.After(crashWait):
@@ -166,19 +178,30 @@ func (r *proc) crashed(l *live) error {
 	if r.cur == l {
 		r.cur = nil
 	}
-	r.events.crashed()
-	return withCause(ErrWorkerCrashed, l.proc.Exit()) // errors.As finds the *cancel.Exit
+	r.note(transport.Crashed, l)
+	return cancel.WithCause(transport.ErrWorkerCrashed, l.proc.Exit()) // errors.As finds the *cancel.Exit
 }
 
 // recycle retires l once it has served MaxTasksPerWorker tasks.
-func (r *proc) recycle(l *live) {
+func (r *runner) recycle(l *child) {
 	if r.sp.maxTasks > 0 && l.served >= r.sp.maxTasks {
+		r.note(transport.Recycled, l)
 		r.retire(l)
 	}
 }
 
+// note reports an event about child l to the pool; a crash's once l is
+// reaped, with its exit account.
+func (r *runner) note(kind transport.EventKind, l *child) {
+	ev := transport.Event{Kind: kind, Worker: r.id, PID: l.pid}
+	if kind == transport.Crashed {
+		ev.Exit = l.proc.Exit()
+	}
+	r.events.Event(ev)
+}
+
 // retire takes l out of service and starts its successor at once.
-func (r *proc) retire(l *live) {
+func (r *runner) retire(l *child) {
 	if r.cur == l {
 		r.cur = nil
 	}
@@ -187,7 +210,7 @@ func (r *proc) retire(l *live) {
 }
 
 // retireInBackground ends l without making the worker goroutine wait.
-func (r *proc) retireInBackground(l *live) {
+func (r *runner) retireInBackground(l *child) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
@@ -199,7 +222,7 @@ func (r *proc) retireInBackground(l *live) {
 // stopped, the descriptors of replies nobody read and l's Peer: the
 // Buffers the process held are freed, its segments unmapped. Every path
 // that drops a process comes here.
-func (l *live) end() {
+func (l *child) end() {
 	l.proc.Close()
 	<-l.gone
 	for {
@@ -215,7 +238,7 @@ func (l *live) end() {
 
 // close ends the process, and one that was starting, and waits until
 // every process of this runner is reaped and every goroutine has exited.
-func (r *proc) close() {
+func (r *runner) Close() {
 	if r.pending != nil {
 		if res := <-r.pending; res.l != nil {
 			res.l.end()

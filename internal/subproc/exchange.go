@@ -1,4 +1,4 @@
-package pool
+package subproc
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/offloadgo/offload/internal/workerproc"
@@ -16,32 +19,32 @@ import (
 // call rather than loop.
 const maxSends = 3
 
-func (r *proc) exchange(ctx context.Context, m message) error {
-	if m.payload != nil {
+func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
+	if m.Payload != nil {
 		// Written or not, the body is not read again once the exchange is
 		// over: it goes back for reuse then, not after the first write, in
 		// case the call must go to another process.
-		defer r.sp.bodies.recycle(m.payload)
+		defer r.sp.bodies.Recycle(m.Payload)
 	}
 	for sends := 1; ; sends++ {
 		l, err := r.acquire(ctx)
 		if err != nil {
 			return err
 		}
-		if _, ok := l.tasks[m.task]; !ok {
+		if _, ok := l.tasks[m.Task]; !ok {
 			return fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
 				"register tasks at package level (a var or init) so that the re-executed binary has them too",
-				ErrUnknownTask, m.task, r.id, l.pid)
+				transport.ErrUnknownTask, m.Task, r.id, l.pid)
 		}
-		if !m.handover.send() {
+		if !m.Handover.Send() {
 			return context.Cause(ctx) // the caller gave up, and was told: nothing is sent
 		}
-		in, err, taken := r.attempt(ctx, l, &m)
-		if taken || sends == maxSends || !m.handover.unsend() {
+		in, err, taken := r.attempt(ctx, l, m)
+		if taken || sends == maxSends || !m.Handover.Unsend() {
 			return err
 		}
 		if in != nil {
-			m.in = in // the Buffers taken back from the dead process
+			m.In = in // the Buffers taken back from the dead process
 		}
 	}
 }
@@ -50,7 +53,7 @@ func (r *proc) exchange(ctx context.Context, m message) error {
 // process took the call: false only when it died before it read the call
 // whole, which costs the call nothing; in is then m's input taken back,
 // if it moved Buffers to l.
-func (r *proc) attempt(ctx context.Context, l *live, m *message) (in any, err error, taken bool) {
+func (r *runner) attempt(ctx context.Context, l *child, m *transport.Call) (in any, err error, taken bool) {
 	r.seq++
 	id := r.seq
 	f, input, err := r.callFrame(l, id, m)
@@ -83,9 +86,9 @@ func (r *proc) attempt(ctx context.Context, l *live, m *message) (in any, err er
 			}
 			return r.died(l, m, input, true)
 		case <-ctx.Done():
-			m.handover.quit()
+			m.Handover.Quit()
 			r.terminate(ctx, l, id)
-			return nil, withCause(ErrTerminated, context.Cause(ctx)), true
+			return nil, cancel.WithCause(transport.ErrTerminated, context.Cause(ctx)), true
 		}
 	}
 }
@@ -95,11 +98,11 @@ func (r *proc) attempt(ctx context.Context, l *live, m *message) (in any, err er
 // segments and releases due to l. input is the input's encoding, for
 // died to take moved Buffers back. If Buffers moved for a frame that
 // can't be sent, l is retired: closing its Peer after the reap frees them.
-func (r *proc) callFrame(l *live, id uint64, m *message) (f workerproc.Frame, input []byte, err error) {
-	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.payload}
+func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc.Frame, input []byte, err error) {
+	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.Payload}
 	var segs []xfer.Segment
-	if m.payload == nil {
-		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.task, m.in)
+	if m.Payload == nil {
+		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.Task, m.In)
 		if err != nil {
 			if committed {
 				r.retire(l)
@@ -109,9 +112,9 @@ func (r *proc) callFrame(l *live, id uint64, m *message) (f workerproc.Frame, in
 		f.Body, segs = body, s
 		_, input, _ = parseCall(body)
 	}
-	if err := l.link.seal(&f, segs, false, m.payload == nil); err != nil {
+	if err := l.link.seal(&f, segs, false, m.Payload == nil); err != nil {
 		r.retire(l)
-		return f, nil, fmt.Errorf("pool: input of task %q: %w", m.task, err)
+		return f, nil, fmt.Errorf("pool: input of task %q: %w", m.Task, err)
 	}
 	return f, input, nil
 }
@@ -121,13 +124,13 @@ func (r *proc) callFrame(l *live, id uint64, m *message) (f workerproc.Frame, in
 // not written whole, or bytes of it are still in the pipe), the call is
 // free to go to another process, with the Buffers it lent to l taken back
 // first (l's Peer would free them once l is reaped).
-func (r *proc) died(l *live, m *message, input []byte, written bool) (in any, err error, taken bool) {
+func (r *runner) died(l *child, m *transport.Call, input []byte, written bool) (in any, err error, taken bool) {
 	if written {
 		unread, uerr := l.proc.Conn().Unread()
 		taken = uerr != nil || unread == 0
 	}
 	if !taken && input != nil {
-		if in, err = m.retake.retake(l.link.peer, input); err != nil {
+		if in, err = m.Retake.Retake(l.link.peer, input); err != nil {
 			taken = true // its Buffers are lost with l: the call can't go again
 		}
 	}
@@ -137,17 +140,17 @@ func (r *proc) died(l *live, m *message, input []byte, written bool) (in any, er
 // receive reads l's reply f to m: its moves first, then the output, then
 // l is recycled or, if it died, broke the Buffer books, or its task's
 // caller gave up first (and was told it is terminated), retired.
-func (r *proc) receive(l *live, m *message, f workerproc.Frame, dying bool) error {
-	quit := !m.handover.reply()
+func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying bool) error {
+	quit := !m.Handover.Reply()
 	kind, body, broken, err := l.link.open(f)
 	if err != nil {
-		err = fmt.Errorf("pool: worker %d (pid %d) sent a bad reply to task %q: %w", r.id, l.pid, m.task, err)
-	} else if body, err = reply(m.task, kind, body); err == nil {
+		err = fmt.Errorf("pool: worker %d (pid %d) sent a bad reply to task %q: %w", r.id, l.pid, m.Task, err)
+	} else if body, err = reply(m.Task, kind, body); err == nil {
 		var peer xfer.Peer
-		if m.outMoves {
+		if m.OutMoves {
 			peer = l.link.peer
 		}
-		if err = r.sp.decode(m.task, body, m.out, peer); err != nil && peer != nil {
+		if err = r.sp.decode(m.Task, body, m.Out, peer); err != nil && peer != nil {
 			// References past the failure were never read: the worker
 			// would keep them lent. Retiring it frees them.
 			broken = true
@@ -155,7 +158,7 @@ func (r *proc) receive(l *live, m *message, f workerproc.Frame, dying bool) erro
 	}
 	switch {
 	case quit:
-		r.events.terminated()
+		r.note(transport.Terminated, l)
 		r.retire(l)
 	case dying || broken:
 		r.retire(l)
@@ -171,7 +174,7 @@ func (r *proc) receive(l *live, m *message, f workerproc.Frame, dying bool) erro
 // a context.AfterFunc, as terminate would, which also closes the channel
 // so that the read ends at once). The caller has its ErrTerminated from
 // the pool already.
-func (r *proc) await(ctx context.Context, l *live, m *message, id uint64, input []byte) (in any, err error, taken bool) {
+func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint64, input []byte) (in any, err error, taken bool) {
 	stop := context.AfterFunc(ctx, func() {
 		l.proc.Terminate(0, func() {
 			_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
@@ -193,10 +196,10 @@ func (r *proc) await(ctx context.Context, l *live, m *message, id uint64, input 
 		if err == nil {
 			closeFDs(f.FDs)
 		}
-		m.handover.quit()
-		r.events.terminated()
+		m.Handover.Quit()
+		r.note(transport.Terminated, l)
 		r.retire(l)
-		return nil, withCause(ErrTerminated, context.Cause(ctx)), true
+		return nil, cancel.WithCause(transport.ErrTerminated, context.Cause(ctx)), true
 	}
 	if err != nil {
 		return r.died(l, m, input, true)
@@ -209,8 +212,8 @@ func (r *proc) await(ctx context.Context, l *live, m *message, id uint64, input 
 // process is not reused, even if it returns in time; the caller does not
 // wait for the kill or the reap, which happen in the background while a
 // replacement starts.
-func (r *proc) terminate(ctx context.Context, l *live, id uint64) {
-	r.events.terminated()
+func (r *runner) terminate(ctx context.Context, l *child, id uint64) {
+	r.note(transport.Terminated, l)
 	r.cur = nil
 	grace := time.Duration(r.sp.grace)
 	stop := l.proc.Terminate(grace, func() {
@@ -248,16 +251,16 @@ func reply(task string, kind byte, body []byte) ([]byte, error) {
 	case kindResult:
 		return body, nil
 	case kindError:
-		return nil, &RemoteError{Task: task, Message: string(body)}
+		return nil, &transport.TaskError{Message: string(body)}
 	case kindPanic:
-		value, stack := parsePanic(task, body)
-		return nil, &PanicError{Task: task, Value: value, Stack: stack}
+		value, stack := codec.DecodePanic(body)
+		return nil, &transport.Panic{Value: value, Stack: stack}
 	case kindGoexit:
-		return nil, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", ErrGoexit, task)
+		return nil, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", transport.ErrGoexit, task)
 	case kindTooLarge:
-		return nil, fmt.Errorf("%w: %s", ErrPayloadTooLarge, body)
+		return nil, fmt.Errorf("%w: %s", transport.ErrPayloadTooLarge, body)
 	case kindUnknown:
-		return nil, fmt.Errorf("%w: %s", ErrUnknownTask, body)
+		return nil, fmt.Errorf("%w: %s", transport.ErrUnknownTask, body)
 	}
 	return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", kind, task)
 }

@@ -1,4 +1,4 @@
-package pool
+package codec
 
 import (
 	"bytes"
@@ -25,10 +25,10 @@ func newEncoder(buf *bytes.Buffer, v any) *msgpack.Encoder {
 	return enc
 }
 
-// marshalInto appends v's msgpack to buf. msgpack reports most values it
+// MarshalInto appends v's msgpack to buf. msgpack reports most values it
 // can't encode (channels, funcs) as errors; a panic from a type's own
 // encoder, or from msgpack on a value it didn't expect, becomes one too.
-func marshalInto(buf *bytes.Buffer, v any) (err error) {
+func MarshalInto(buf *bytes.Buffer, v any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("msgpack panicked: %v", r)
@@ -39,8 +39,8 @@ func marshalInto(buf *bytes.Buffer, v any) (err error) {
 	return enc.Encode(v)
 }
 
-// peerEncodeInto is marshalInto with a Peer: the Buffers in v move.
-func peerEncodeInto(buf *bytes.Buffer, peer xfer.Peer, v any) (segs []xfer.Segment, err error) {
+// PeerEncodeInto is MarshalInto with a Peer: the Buffers in v move.
+func PeerEncodeInto(buf *bytes.Buffer, peer xfer.Peer, v any) (segs []xfer.Segment, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			segs, err = nil, fmt.Errorf("msgpack panicked: %v", r)
@@ -51,12 +51,12 @@ func peerEncodeInto(buf *bytes.Buffer, peer xfer.Peer, v any) (segs []xfer.Segme
 	return peer.Encode(enc, v)
 }
 
-// unmarshal decodes one msgpack value from data into out. The bytes come
+// Unmarshal decodes one msgpack value from data into out. The bytes come
 // from another process, so they are validated first: msgpack preallocates
 // the lengths that headers claim, which a corrupt message could make huge.
 // A []byte out may be data's own bytes (see rawBytes): data must be a
 // frame's body, not reused once decoded.
-func unmarshal(data []byte, out any) (err error) {
+func Unmarshal(data []byte, out any) (err error) {
 	if p, ok := out.(*[]byte); ok {
 		if b, ok := rawBytes(data); ok {
 			*p = b
@@ -74,8 +74,8 @@ func unmarshal(data []byte, out any) (err error) {
 	return msgpack.Unmarshal(data, out)
 }
 
-// peerUnmarshal is unmarshal with a Peer: references become Buffers.
-func peerUnmarshal(peer xfer.Peer, data []byte, out any) (err error) {
+// PeerUnmarshal is Unmarshal with a Peer: references become Buffers.
+func PeerUnmarshal(peer xfer.Peer, data []byte, out any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("msgpack panicked: %v", r)

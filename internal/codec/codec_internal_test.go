@@ -1,8 +1,7 @@
-package pool
+package codec
 
 import (
 	"bytes"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -90,18 +89,18 @@ func TestMarshalIntoStructForms(t *testing.T) {
 		{ID: 2, Name: "x", Tags: []string{"a", ""}, Note: &note, Attrs: map[string]string{"k": "v"}, When: when, codecBase: codecBase{Shard: 7}},
 	} {
 		var buf bytes.Buffer
-		require.NoError(t, marshalInto(&buf, in))
+		require.NoError(t, MarshalInto(&buf, in))
 		assert.True(t, msgpcode.IsFixedArray(buf.Bytes()[0]), "first byte %#x", buf.Bytes()[0])
 		var out codecRow
-		require.NoError(t, unmarshal(buf.Bytes(), &out))
+		require.NoError(t, Unmarshal(buf.Bytes(), &out))
 		assert.Equal(t, in, out)
 	}
 
 	var buf bytes.Buffer
-	require.NoError(t, marshalInto(&buf, struct{ V any }{V: codecBase{Shard: 3}}))
+	require.NoError(t, MarshalInto(&buf, struct{ V any }{V: codecBase{Shard: 3}}))
 	assert.True(t, msgpcode.IsFixedMap(buf.Bytes()[0]), "first byte %#x", buf.Bytes()[0])
 	var out struct{ V any }
-	require.NoError(t, unmarshal(buf.Bytes(), &out))
+	require.NoError(t, Unmarshal(buf.Bytes(), &out))
 	assert.Equal(t, map[string]any{"Shard": uint8(3)}, out.V)
 }
 
@@ -109,7 +108,7 @@ func TestMarshalIntoStructForms(t *testing.T) {
 // pool that others use afterwards encodes maps again.
 func TestMarshalIntoLeavesEncodersAsFound(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, marshalInto(&buf, codecBase{Shard: 1}))
+	require.NoError(t, MarshalInto(&buf, codecBase{Shard: 1}))
 	for range 10 {
 		b, err := msgpack.Marshal(codecBase{Shard: 1})
 		require.NoError(t, err)
@@ -119,63 +118,31 @@ func TestMarshalIntoLeavesEncodersAsFound(t *testing.T) {
 
 func TestSizeHints(t *testing.T) {
 	t.Parallel()
-	var h sizeHints
-	assert.Equal(t, minBody, h.guess("t", 3), "a task not seen yet")
-	assert.GreaterOrEqual(t, h.guess("t", make([]byte, 1000)), 1000+binHeader)
-	assert.GreaterOrEqual(t, h.guess("t", strings.Repeat("s", 1000)), 1000+binHeader)
-	h.record("t", 5000)
-	assert.Equal(t, minBody, h.guess("t", 3), "the smaller of 0 and 5000")
-	h.record("t", 5000)
-	assert.GreaterOrEqual(t, h.guess("t", 3), 5000)
-	assert.Less(t, h.guess("t", 3), 6000)
-	h.record("t", 100)
-	assert.Less(t, h.guess("t", 3), 200, "small after big")
-	h.record("t", 50_000)
-	assert.Less(t, h.guess("t", 3), 200, "big after small")
-	h.record("t", 40_000)
-	assert.GreaterOrEqual(t, h.guess("t", 3), 40_000)
-	assert.Equal(t, minBody, h.guess("other", 3))
+	var h SizeHints
+	assert.Equal(t, minBody, h.Guess("t", 3), "a task not seen yet")
+	assert.GreaterOrEqual(t, h.Guess("t", make([]byte, 1000)), 1000+binHeader)
+	assert.GreaterOrEqual(t, h.Guess("t", strings.Repeat("s", 1000)), 1000+binHeader)
+	h.Record("t", 5000)
+	assert.Equal(t, minBody, h.Guess("t", 3), "the smaller of 0 and 5000")
+	h.Record("t", 5000)
+	assert.GreaterOrEqual(t, h.Guess("t", 3), 5000)
+	assert.Less(t, h.Guess("t", 3), 6000)
+	h.Record("t", 100)
+	assert.Less(t, h.Guess("t", 3), 200, "small after big")
+	h.Record("t", 50_000)
+	assert.Less(t, h.Guess("t", 3), 200, "big after small")
+	h.Record("t", 40_000)
+	assert.GreaterOrEqual(t, h.Guess("t", 3), 40_000)
+	assert.Equal(t, minBody, h.Guess("other", 3))
 }
 
 func TestBodies(t *testing.T) {
 	t.Parallel()
-	var bs bodies
+	var bs Bodies
 	for _, n := range []int{0, 10, 1 << 16, 10} {
-		b := bs.get(n)
+		b := bs.Get(n)
 		assert.Empty(t, b)
 		assert.GreaterOrEqual(t, cap(b), n)
-		bs.recycle(append(b, 1, 2, 3))
-	}
-}
-
-// Encoding a big input costs about its size in memory, not the twice its
-// size that growing a buffer by doubling does. The second call is sized
-// from the first two; nothing is recycled (bodies are only recycled once
-// written), so each call allocates its body.
-func TestEncodeSizesBody(t *testing.T) {
-	sp := &subprocess{maxPayload: 64 << 20}
-	type row struct { // nothing msgpack allocates for as it encodes
-		ID    int
-		Name  string
-		Price float64
-	}
-	rows := make([]row, 40_000)
-	for i := range rows {
-		rows[i] = row{ID: i, Name: "row", Price: float64(i) / 4}
-	}
-	var first []byte
-	for range 2 {
-		var err error
-		first, err = sp.encode("rows", rows)
-		require.NoError(t, err)
-	}
-	for _, in := range []any{rows, bytes.Repeat([]byte{1}, len(first))} {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		body, err := sp.encode("rows", in)
-		runtime.ReadMemStats(&after)
-		require.NoError(t, err)
-		allocated := after.TotalAlloc - before.TotalAlloc
-		assert.Less(t, allocated, uint64(len(body))*5/4, "%T: %d bytes allocated for a body of %d", in, allocated, len(body))
+		bs.Recycle(append(b, 1, 2, 3))
 	}
 }

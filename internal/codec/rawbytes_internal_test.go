@@ -1,4 +1,4 @@
-package pool
+package codec
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ func TestUnmarshalBytesSharesTheFrame(t *testing.T) {
 	for _, n := range []int{0, 1, 255, 256, 65535, 65536, 1 << 20} {
 		in := bytes.Repeat([]byte{0xab}, n)
 		var buf bytes.Buffer
-		require.NoError(t, marshalInto(&buf, in))
+		require.NoError(t, MarshalInto(&buf, in))
 		data := buf.Bytes()
 
 		var got []byte
-		require.NoError(t, unmarshal(data, &got))
+		require.NoError(t, Unmarshal(data, &got))
 		assert.Equal(t, in, got, "%d bytes", n)
 		require.NotNil(t, got, "an empty []byte stays non-nil, as msgpack decodes it")
 		if n > 0 {
@@ -31,7 +31,7 @@ func TestUnmarshalBytesSharesTheFrame(t *testing.T) {
 		}
 	}
 	var got []byte = []byte("old")
-	require.NoError(t, unmarshal([]byte{0xc0}, &got))
+	require.NoError(t, Unmarshal([]byte{0xc0}, &got))
 	assert.Nil(t, got)
 }
 
@@ -51,7 +51,7 @@ func TestUnmarshalBytesLeavesTheRestToMsgpack(t *testing.T) {
 		_, ok := rawBytes(data)
 		require.False(t, ok, name)
 		var got, want []byte
-		err := unmarshal(data, &got)
+		err := Unmarshal(data, &got)
 		if xfer.ValidateMessage(data) != nil || msgpack.Unmarshal(data, &want) != nil {
 			assert.Error(t, err, name)
 			continue

@@ -1,4 +1,4 @@
-package pool
+package subproc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
@@ -84,7 +85,7 @@ func cancelFrame(id uint64, ctx context.Context) workerproc.Frame {
 	cause := context.Cause(ctx)
 	code := causeCanceled
 	switch {
-	case errors.Is(cause, ErrClosed):
+	case errors.Is(cause, transport.ErrClosed):
 		code = causeClosed
 	case errors.Is(cause, context.DeadlineExceeded):
 		code = causeDeadline
@@ -99,7 +100,7 @@ func cancelCause(body []byte) error {
 		case causeDeadline:
 			return context.DeadlineExceeded
 		case causeClosed:
-			return ErrClosed
+			return transport.ErrClosed
 		}
 	}
 	return context.Canceled

@@ -1,4 +1,4 @@
-package pool
+package codec
 
 import (
 	"bytes"
@@ -6,18 +6,21 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// A task's panic in a worker process reaches its caller as a *PanicError
-// whose Value is as close to the panic value as a process boundary allows:
+// A task's panic in another process reaches its caller as a
+// *pool.PanicError whose Value is as close to the panic value as a process
+// boundary allows:
 //
 //   - a string is the string;
-//   - an error is a *RemoteError carrying its message, so that Unwrap (and
-//     errors.As for *RemoteError) still finds an error; errors.Is can't
-//     match the worker's own error values, which are not the caller's;
+//   - an error is a *pool.RemoteError carrying its message (a
+//     *transport.TaskError here, which the pool turns into one), so that
+//     Unwrap still finds an error; errors.Is can't match the worker's own
+//     error values, which are not the caller's;
 //   - any other value msgpack encodes is what msgpack decodes into an
 //     any: int64, uint64, float64, bool, []byte, []any, map[string]any —
 //     or the value's own type, if it is registered with
@@ -33,9 +36,9 @@ const (
 	panicValue             // msgpack
 )
 
-// panicBody encodes a panic: a tag, the uvarint length of the value's
+// EncodePanic encodes a panic: a tag, the uvarint length of the value's
 // encoding, the encoding, then the stack.
-func panicBody(value any, stack []byte) []byte {
+func EncodePanic(value any, stack []byte) []byte {
 	tag, enc := panicText, []byte(nil)
 	switch v := value.(type) {
 	case string:
@@ -44,7 +47,7 @@ func panicBody(value any, stack []byte) []byte {
 		tag, enc = panicError, []byte(v.Error())
 	default:
 		var buf bytes.Buffer
-		if err := marshalInto(&buf, v); err == nil {
+		if err := MarshalInto(&buf, v); err == nil {
 			tag, enc = panicValue, buf.Bytes()
 		} else {
 			enc = fmt.Append(nil, v)
@@ -57,9 +60,9 @@ func panicBody(value any, stack []byte) []byte {
 	return append(b, stack...)
 }
 
-// parsePanic reads a panicBody; a malformed one gives the whole body as
+// DecodePanic reads an EncodePanic body; a malformed one gives the whole body as
 // the value, so that nothing the worker said is lost.
-func parsePanic(task string, body []byte) (value any, stack []byte) {
+func DecodePanic(body []byte) (value any, stack []byte) {
 	if len(body) == 0 {
 		return "", nil
 	}
@@ -72,7 +75,7 @@ func parsePanic(task string, body []byte) (value any, stack []byte) {
 	case panicText:
 		return string(enc), stack
 	case panicError:
-		return &RemoteError{Task: task, Message: string(enc)}, stack
+		return &transport.TaskError{Message: string(enc)}, stack
 	case panicValue:
 		if v, err := decodeAny(enc); err == nil {
 			return v, stack

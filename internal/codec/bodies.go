@@ -1,4 +1,4 @@
-package pool
+package codec
 
 import (
 	"math"
@@ -16,27 +16,27 @@ import (
 // maxPooledBody is the largest body kept for reuse.
 const maxPooledBody = 64 << 20
 
-// bodies keeps a pool's written call bodies, up to maxPooledBody each, for
+// Bodies keeps a pool's written call bodies, up to maxPooledBody each, for
 // reuse. It is a sync.Pool, which drops what stays unused over two garbage
 // collections: a burst of big calls leaves nothing pinned for long. The
 // zero value is ready; safe for concurrent use.
-type bodies struct {
+type Bodies struct {
 	pool sync.Pool // *[]byte of length 0
 }
 
-// get returns an empty slice with room for n bytes: a reused body if the
+// Get returns an empty slice with room for n bytes: a reused body if the
 // one at hand is big enough, else a new one.
-func (bs *bodies) get(n int) []byte {
+func (bs *Bodies) Get(n int) []byte {
 	if p, _ := bs.pool.Get().(*[]byte); p != nil && cap(*p) >= n {
 		return (*p)[:0]
 	}
 	return make([]byte, 0, n)
 }
 
-// recycle gives b back for reuse. Call it only once nothing reads b any
+// Recycle gives b back for reuse. Call it only once nothing reads b any
 // more: after the frame holding it is written (WriteFrame copies or
 // writes it before it returns).
-func (bs *bodies) recycle(b []byte) {
+func (bs *Bodies) Recycle(b []byte) {
 	if cap(b) == 0 || cap(b) > maxPooledBody {
 		return
 	}
@@ -44,11 +44,11 @@ func (bs *bodies) recycle(b []byte) {
 	bs.pool.Put(&b)
 }
 
-// sizeHints guesses how big a task's encoded value will be: from the
+// SizeHints guesses how big a task's encoded value will be: from the
 // value where that is cheap (a []byte or a string is its length and a
 // header), else from the sizes last encoded for the task. Safe for
 // concurrent use; it holds one number per registered task name.
-type sizeHints struct {
+type SizeHints struct {
 	last sync.Map // task name → *atomic.Uint64: the last two sizes
 }
 
@@ -59,13 +59,13 @@ const (
 	binHeader = 5
 )
 
-// guess returns the room to make for v's encoding, with some to spare: a
+// Guess returns the room to make for v's encoding, with some to spare: a
 // value a little bigger than the last one, or a moves trailer appended to
 // the body (see peerLink.seal), then fits without copying it all. From
 // the task's history it takes the smaller of the last two sizes, so that
 // a task whose values alternate between big and small does not make room
 // for a big one each time it encodes a small one.
-func (h *sizeHints) guess(task string, v any) int {
+func (h *SizeHints) Guess(task string, v any) int {
 	var n int
 	switch v := v.(type) {
 	case []byte:
@@ -83,8 +83,8 @@ func (h *sizeHints) guess(task string, v any) int {
 	return n + n/32 + minBody
 }
 
-// record notes that task's value encoded to n bytes.
-func (h *sizeHints) record(task string, n int) {
+// Record notes that task's value encoded to n bytes.
+func (h *SizeHints) Record(task string, n int) {
 	p, ok := h.last.Load(task)
 	if !ok {
 		p, _ = h.last.LoadOrStore(task, new(atomic.Uint64))

@@ -1,0 +1,57 @@
+// Package registry is the process's table of registered tasks, by name:
+// package pool writes it (pool.Register, during program initialisation)
+// and the transports' worker sides read it to run a task they know only by
+// its name and its encoded input. It is the module's only package-level
+// state.
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Entry is the untyped view of a registered task.
+type Entry struct {
+	Name string
+	// Invoke decodes the input into a fresh value of the task's input
+	// type, runs the task and returns its output for the caller to encode.
+	Invoke func(ctx context.Context, decode func(in any) error) (any, error)
+}
+
+var table = struct {
+	sync.RWMutex
+	tasks map[string]Entry
+}{tasks: map[string]Entry{}}
+
+// Add records e, or fails if its name is taken.
+func Add(e Entry) error {
+	table.Lock()
+	defer table.Unlock()
+	if _, dup := table.tasks[e.Name]; dup {
+		return fmt.Errorf("task %q registered twice", e.Name)
+	}
+	table.tasks[e.Name] = e
+	return nil
+}
+
+// Lookup returns the task registered as name.
+func Lookup(name string) (Entry, bool) {
+	table.RLock()
+	defer table.RUnlock()
+	e, ok := table.tasks[name]
+	return e, ok
+}
+
+// Names lists the registered tasks in sorted order.
+func Names() []string {
+	table.RLock()
+	defer table.RUnlock()
+	names := make([]string, 0, len(table.tasks))
+	for n := range table.tasks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

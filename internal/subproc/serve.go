@@ -1,0 +1,40 @@
+package subproc
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/offloadgo/offload/internal/registry"
+	"github.com/offloadgo/offload/internal/workerproc"
+)
+
+// ServeWorker makes this process a pool's worker if it was started as one:
+// it attaches to its pool, serves the registered tasks until the pool
+// closes the channel or dies, and returns the process's exit status with
+// worker true. In any other process it returns at once, worker false,
+// having done nothing but read an environment variable. A worker that
+// cannot reach its pool prints why to stderr and returns status 2.
+func ServeWorker() (code int, worker bool) {
+	conn, worker, err := workerproc.Attach()
+	if !worker {
+		return 0, false
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pool: worker:", err)
+		return 2, true
+	}
+	return Serve(conn), true
+}
+
+// Serve sends the hello, then runs the calls conn brings until it reaches
+// EOF, and returns the process's exit status. It returns at once at EOF,
+// without waiting for tasks still running: the pool has gone.
+func Serve(conn *workerproc.Conn) int {
+	if err := conn.SendHello(workerproc.Hello{Tasks: registry.Names()}); err != nil {
+		fmt.Fprintln(os.Stderr, "pool: worker:", err)
+		return 2
+	}
+	s := newServer(conn)
+	s.read()
+	return <-s.exit
+}

@@ -1,0 +1,194 @@
+package subproc
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/xfer"
+
+	"github.com/offloadgo/offload/internal/workerproc"
+
+	"github.com/offloadgo/offload/transfer"
+)
+
+// Options configure a Transport: the pool's SubprocessOptions (defaults
+// filled in) and its logger.
+type Options struct {
+	TerminateGrace    time.Duration
+	MaxTasksPerWorker int
+	MemoryLimit       int64
+	MaxPayload        int // > 0
+	StartTimeout      time.Duration
+	Logger            *slog.Logger // not nil
+}
+
+// Limits of Options.MaxPayload.
+const (
+	// DefaultMaxPayload is the pool's default MaxPayload: 64 MiB.
+	DefaultMaxPayload = workerproc.DefaultMaxFrame
+	// MaxPayloadLimit is the largest MaxPayload: the channel's frame
+	// limit, less room for a call's header.
+	MaxPayloadLimit = workerproc.MaxFrameLimit - frameSlack
+)
+
+// Transport is the transport of a Subprocess pool: worker processes that
+// are copies of the program itself (see Serve for their side), one per
+// worker goroutine, run by a runner each; and the msgpack codec of inputs
+// and outputs. Safe for concurrent use.
+type Transport struct {
+	stop       context.Context // the pool's: ends with it
+	events     transport.Events
+	spec       workerproc.Spec // ID is set per worker
+	maxPayload int
+	grace      int64 // TerminateGrace in nanoseconds
+	maxTasks   int
+	sizes      codec.SizeHints // of inputs, to size call bodies
+	bodies     codec.Bodies    // call bodies written, for reuse
+}
+
+// errNotMain is New's answer in a worker process whose main did not call
+// Main first: starting workers from there would re-exec without end.
+var errNotMain = errors.New("pool: this process is a worker process (" + workerproc.EnvWorker +
+	" is set) but it did not call pool.Main first thing in main (and TestMain); " +
+	"refusing to start more worker processes")
+
+// New returns the transport of a pool whose stop context is stop, which
+// reports to ev. It fails in a worker process (see errNotMain) and on
+// platforms other than Linux.
+func New(o Options, stop context.Context, ev transport.Events) (*Transport, error) {
+	if os.Getenv(workerproc.EnvWorker) != "" {
+		return nil, errNotMain
+	}
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("pool: Isolation Subprocess: %w", workerproc.ErrUnsupported)
+	}
+	return &Transport{
+		stop:   stop,
+		events: ev,
+		spec: workerproc.Spec{
+			Logger:       o.Logger,
+			MaxFrame:     o.MaxPayload + frameSlack,
+			MemoryLimit:  o.MemoryLimit,
+			StartTimeout: o.StartTimeout,
+		},
+		maxPayload: o.MaxPayload,
+		grace:      int64(o.TerminateGrace),
+		maxTasks:   o.MaxTasksPerWorker,
+	}, nil
+}
+
+// Encode returns the payload of a call for the worker process: the whole
+// body of its frame. An input that can hold Buffers is only checked: it
+// is encoded at send time with the Peer of the process it goes to.
+func (sp *Transport) Encode(task string, in any, moves bool) ([]byte, error) {
+	if moves {
+		return nil, sp.check(task, in)
+	}
+	return sp.encode(task, in)
+}
+
+// NewRunner returns the runner of worker goroutine id.
+func (sp *Transport) NewRunner(id int) transport.Runner {
+	return &runner{sp: sp, id: id, stop: sp.stop, events: sp.events}
+}
+
+// encode returns the whole body of the call frame: the header naming the
+// task, then the input's msgpack, so that exchange sends it as it is (and
+// recycles it once written).
+func (sp *Transport) encode(task string, in any) (body []byte, err error) {
+	head, err := sp.newCallBody(task, in)
+	if err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(head) // the input's msgpack goes after the header
+	if err := codec.MarshalInto(buf, in); err != nil {
+		sp.bodies.Recycle(buf.Bytes())
+		return nil, fmt.Errorf("pool: encode input of task %q: %w", task, err)
+	}
+	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
+		sp.bodies.Recycle(buf.Bytes())
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// newCallBody returns a call body holding the header naming task, with
+// room for in's msgpack as sizes guesses it.
+func (sp *Transport) newCallBody(task string, in any) ([]byte, error) {
+	if len(task) > maxNameLen {
+		return appendCallHeader(nil, task) // its error
+	}
+	return appendCallHeader(sp.bodies.Get(binary.MaxVarintLen64+len(task)+sp.sizes.Guess(task, in)), task)
+}
+
+// checkSize refuses an input of n bytes over MaxPayload, and notes the
+// size of one that will be sent.
+func (sp *Transport) checkSize(task string, n int) error {
+	if n > sp.maxPayload {
+		return fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", transport.ErrPayloadTooLarge, task, n, sp.maxPayload)
+	}
+	sp.sizes.Record(task, n)
+	return nil
+}
+
+// check is Encode's work for an input that can hold Buffers: everything
+// encode would refuse, but for the size, which only the Peer's encoding
+// knows (a moved Buffer costs its 29-byte reference, not its length).
+func (sp *Transport) check(task string, in any) error {
+	if _, err := appendCallHeader(nil, task); err != nil {
+		return err
+	}
+	if err := xfer.Check(in); err != nil {
+		return fmt.Errorf("pool: encode input of task %q: %w", task, err)
+	}
+	return nil
+}
+
+// encodeMoving is encode at send time, with the Peer of the process the
+// call goes to: it returns the call body and the segments whose
+// descriptors must go with it. An error means nothing moved. An input over
+// MaxPayload is reported only after its Buffers were moved, with
+// committed set if there were any: the connection is broken then (see
+// moves.broken).
+func (sp *Transport) encodeMoving(peer xfer.Peer, task string, in any) (body []byte, segs []xfer.Segment, committed bool, err error) {
+	head, err := sp.newCallBody(task, in)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	buf := bytes.NewBuffer(head)
+	if segs, err = codec.PeerEncodeInto(buf, peer, in); err != nil {
+		sp.bodies.Recycle(buf.Bytes())
+		return nil, nil, false, fmt.Errorf("pool: encode input of task %q: %w", task, err)
+	}
+	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
+		sp.bodies.Recycle(buf.Bytes())
+		// The Buffers in it (detached now) were lent for nothing.
+		committed = errors.Is(xfer.Check(in), transfer.ErrDetached)
+		return nil, nil, committed, err
+	}
+	return buf.Bytes(), segs, false, nil
+}
+
+// decode reads a task's output; with a Peer, the Buffers in it become the
+// caller's.
+func (sp *Transport) decode(task string, data []byte, out any, peer xfer.Peer) error {
+	var err error
+	if peer != nil {
+		err = codec.PeerUnmarshal(peer, data, out)
+	} else {
+		err = codec.Unmarshal(data, out)
+	}
+	if err != nil {
+		return fmt.Errorf("pool: decode output of task %q: %w", task, err)
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+package transport
+
+import "errors"
+
+// The errors transports report, which package pool exports as its own
+// (pool.ErrTerminated is ErrTerminated): one value, matchable with
+// errors.Is on either side of the seam.
+var (
+	ErrClosed          = errors.New("pool: closed")
+	ErrTerminated      = errors.New("pool: task terminated")
+	ErrWorkerCrashed   = errors.New("pool: worker crashed")
+	ErrUnknownTask     = errors.New("pool: unknown task")
+	ErrPayloadTooLarge = errors.New("pool: payload too large")
+	ErrGoexit          = errors.New("pool: task called runtime.Goexit")
+)
+
+// TaskError is a task's own error, reported by a worker elsewhere: only its
+// message crosses. Package pool hands it to the caller as a RemoteError.
+type TaskError struct{ Message string }
+
+func (e *TaskError) Error() string { return e.Message }
+
+// Panic is a task's panic, reported by a worker elsewhere: its value as it
+// crossed (see internal/codec) and the panicking goroutine's stack. Package
+// pool hands it to the caller as a PanicError.
+type Panic struct {
+	Value any
+	Stack []byte
+}
+
+func (e *Panic) Error() string { return "task panicked" }

@@ -1,0 +1,42 @@
+package transport
+
+import (
+	"time"
+
+	"github.com/offloadgo/offload/cancel"
+)
+
+// EventKind says what happened to a worker process (or node).
+type EventKind int
+
+const (
+	// Started: a process is up and has said hello (Took: how long).
+	Started EventKind = iota + 1
+	// StartFailed: a process did not come up (Err says why).
+	StartFailed
+	// Recycled: a process served its MaxTasksPerWorker and is replaced.
+	Recycled
+	// Terminated: a process was terminated (asked to cancel, killed after
+	// the grace) because its task's caller gave up or the pool closed.
+	Terminated
+	// Crashed: a process died on its own, under a task or between tasks
+	// (Exit says how).
+	Crashed
+	// Retired: a process ended because its worker goroutine did (idle, or
+	// the pool closed), or it broke its channel's books.
+	Retired
+)
+
+// Event is one thing that happened to a worker process.
+type Event struct {
+	Kind   EventKind
+	Worker int // the pool's number for the worker goroutine
+	PID    int // 0 if there was no process
+	// Took is how long a start took (Started).
+	Took time.Duration
+	// Exit is how the process ended, once it is reaped (Crashed); nil
+	// otherwise.
+	Exit *cancel.Exit
+	// Err is why a start failed (StartFailed).
+	Err error
+}

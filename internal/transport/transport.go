@@ -1,0 +1,82 @@
+// Package transport is the seam between package pool and the kinds of
+// worker that run tasks outside its goroutines: worker processes
+// (internal/subproc) and worker nodes on other machines (natsremote).
+//
+// The pool keeps admission, the queue, the workers' goroutines and the
+// books; a Transport carries one task at a time per worker goroutine to
+// wherever it runs, through the Runner it makes for that goroutine, and
+// reports what happened to its processes or nodes through Events rather
+// than reaching into the pool. Whether a running task can be stopped from
+// outside is the transport's to say, call by call, through the call's
+// Handover.
+package transport
+
+import (
+	"context"
+
+	"github.com/offloadgo/offload/internal/xfer"
+)
+
+// Transport carries one pool's tasks. Its methods are safe for concurrent
+// use.
+type Transport interface {
+	// Encode turns a task's input into the call's payload on the
+	// submitter's goroutine, before admission, so that a value that can't
+	// cross fails at once and costs no slot. An input whose type can hold
+	// a *transfer.Buffer (moves) may instead be checked only and encoded
+	// at send time (payload nil), by a transport that moves Buffers.
+	Encode(task string, in any, moves bool) (payload []byte, err error)
+	// NewRunner returns the runner for the worker goroutine numbered id.
+	NewRunner(id int) Runner
+}
+
+// Runner runs one worker goroutine's calls, one at a time. Only that
+// goroutine calls its methods, without the pool's lock.
+type Runner interface {
+	// Warm prepares ahead of the first call (starts a process, say); a
+	// failure waits for Exchange to report it.
+	Warm()
+	// Exchange runs c's task and decodes its output into c.Out. When ctx
+	// ends before the call is sent it returns ctx's cause and sends
+	// nothing; after, it stops the task where it runs (see Handover) and
+	// returns an error matching ErrTerminated. A failure of the worker
+	// under the call is ErrWorkerCrashed; one before the worker took the
+	// call costs the call nothing and is retried elsewhere.
+	Exchange(ctx context.Context, c *Call) error
+	// Close ends what the runner holds as its worker goroutine exits.
+	Close()
+}
+
+// Call is one task as a runner sends it and reads its reply. Nothing in it
+// is tied to a codec: the payload is what the transport's Encode made.
+type Call struct {
+	Task string
+	// Payload is the input Encode made; nil when the input can hold
+	// Buffers and the transport encodes it at send time, from In.
+	Payload []byte
+	In      any
+	// Out points to the output to decode; OutMoves says its type can hold
+	// Buffers.
+	Out      any
+	OutMoves bool
+	// Handover is the call's hand-over state, shared with the caller's
+	// side: the runner moves it through Send, Reply or Unsend.
+	Handover *Handover
+	// Retake gives back, as a new input, the Buffers the input lent to a
+	// worker that died without reading the call, so that the call can go
+	// to another; nil when the input holds none.
+	Retake Retaker
+}
+
+// Retaker is a call whose input can hold Buffers: it decodes the input it
+// sent, with the Peer it was sent with, to take its Buffers back.
+type Retaker interface {
+	Retake(peer xfer.Peer, data []byte) (in any, err error)
+}
+
+// Events is what a transport tells its pool about the workers it keeps.
+// Its methods are called from the transport's goroutines, never under the
+// pool's lock; they must not block.
+type Events interface {
+	Event(Event)
+}

@@ -1,0 +1,194 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/xfer"
+)
+
+func (c *call[In, Out]) run(r transport.Runner) outcome {
+	var out Out
+	var err error
+	if r == nil {
+		out, err = c.invoke()
+		if err == nil && c.def.holdsOut {
+			err = xfer.HandOverAt(&out) // returning a Buffer hands it to the caller
+		}
+	} else {
+		err = c.send(r, &out)
+	}
+	c.ran()
+	return c.conclude(out, err)
+}
+
+func (c *call[In, Out]) exited() outcome {
+	c.ran()
+	var zero Out
+	return c.conclude(zero, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", ErrGoexit, c.def.name))
+}
+
+// invoke runs the task, turning a panic into a *PanicError.
+func (c *call[In, Out]) invoke() (out Out, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Task: c.def.name, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return c.def.fn(c.runCtx, c.in)
+}
+
+// send runs the task through r, on the payload prepare encoded or, for an
+// input that can hold Buffers, on the input r encodes as it sends it.
+func (c *call[In, Out]) send(r transport.Runner, out *Out) error {
+	m := transport.Call{Task: c.def.name, Payload: c.payload, Out: out, OutMoves: c.def.holdsOut, Handover: &c.handover}
+	if c.def.holdsIn {
+		m.In, m.Retake = c.in, c
+	}
+	return c.publicErr(r.Exchange(c.runCtx, &m))
+}
+
+// publicErr turns the reports of a task run elsewhere into this package's
+// error types; the sentinels are this package's already.
+func (c *call[In, Out]) publicErr(err error) error {
+	var te *transport.TaskError
+	var tp *transport.Panic
+	switch {
+	case errors.As(err, &te):
+		return &RemoteError{Task: c.def.name, Message: te.Message}
+	case errors.As(err, &tp):
+		value := tp.Value
+		if te, ok := value.(*transport.TaskError); ok {
+			value = &RemoteError{Task: c.def.name, Message: te.Message}
+		}
+		return &PanicError{Task: c.def.name, Value: value, Stack: tp.Stack}
+	}
+	return err
+}
+
+// Retake decodes the input a dead worker process never read with the Peer
+// it was encoded with: its Buffers come back from that Peer's books, as
+// live handles in a new input that the call owns instead.
+func (c *call[In, Out]) Retake(peer xfer.Peer, data []byte) (any, error) {
+	var in In
+	if err := codec.PeerUnmarshal(peer, data, &in); err != nil {
+		return nil, err
+	}
+	c.in = in
+	return in, nil
+}
+
+// ran is what follows a task's run whatever its end: the input Buffers
+// the task neither released nor returned are freed rather than leak arena
+// space (sent ones are detached already), and what prepare and enter set
+// up is stopped.
+func (c *call[In, Out]) ran() {
+	if c.def.holdsIn {
+		xfer.ReleaseAll(c.in)
+	}
+	c.finish()
+}
+
+// conclude claims the future for a finished task's result and stores the
+// result in it, for wake to announce once the worker has freed the task's
+// slot; if the caller gave up first, the Buffers the task returned are
+// freed instead. A caller whose ctx has ended is owed the ctx error (see
+// quitErr) even if nobody has failed the future yet: the task may have
+// returned because of that end, with a result that means nothing, and it
+// counts as Canceled whoever resolves it. (finish has stopped the
+// AfterFunc that would have failed it, so conclude delivers the error.)
+func (c *call[In, Out]) conclude(out Out, err error) outcome {
+	result := completed
+	if err != nil {
+		result = failed
+	}
+	if c.cancel != nil {
+		if end := c.ctx.Err(); end != nil {
+			if c.def.holdsOut {
+				xfer.ReleaseAll(out)
+			}
+			var zero Out
+			out, err, result = zero, c.quitErr(end), canceled
+		}
+	}
+	if !c.claim() {
+		if c.def.holdsOut {
+			xfer.ReleaseAll(out)
+		}
+		return lost
+	}
+	c.out, c.err = out, err
+	return result
+}
+
+// finish stops what prepare and enter set up, once the task has run: the
+// watch first, so that cancelling the task's context doesn't fire it.
+func (c *call[In, Out]) finish() {
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	if c.cancel != nil {
+		c.cancel(nil)
+	}
+}
+
+func (c *call[In, Out]) fail(err error, tally *atomic.Uint64) bool {
+	// Claim before cancelling the task's ctx, so that a task that returns
+	// as soon as it sees the end can't claim the future with its own
+	// result first; stop the watch before cancelling, so that it doesn't
+	// fire for our own cancel.
+	claimed := c.claim()
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	if c.cancel != nil {
+		c.cancel(err)
+	}
+	if !claimed {
+		return false
+	}
+	tally.Add(1)
+	var zero Out
+	c.settle(zero, err)
+	return true
+}
+
+func (c *call[In, Out]) quit(end error, tally *atomic.Uint64) {
+	c.handover.Quit()
+	c.fail(c.quitErr(end), tally)
+}
+
+// quitErr is the error of a running task whose caller's ctx ended with
+// end (or that the pool closed, end ErrClosed): end itself, and also
+// ErrTerminated if the task was sent to a worker process, which is
+// terminated for it.
+func (c *call[In, Out]) quitErr(end error) error {
+	if c.handover.Terminates() {
+		return withCause(ErrTerminated, end)
+	}
+	return end
+}
+
+func (c *call[In, Out]) leave(err error, tally *atomic.Uint64) {
+	if c.def.holdsIn {
+		xfer.ReleaseAll(c.in)
+	}
+	c.fail(err, tally)
+	c.forget()
+}
+
+// forget lets go of all the call held for the task: a caller may keep a
+// Submit'ed Future long after it resolved, and it must not keep the input
+// (or its encoded body, which the pool may be reusing) or the caller's ctx
+// (a request's context may carry much) alive. It runs under p.mu because
+// fail, the only other reader of cancel and unwatch by then, does; the
+// AfterFunc has its own copy of the context.
+func (c *call[In, Out]) forget() {
+	var zero In
+	c.in, c.payload = zero, nil
+	c.ctx, c.runCtx, c.cancel, c.unwatch = nil, nil, nil, nil
+}
