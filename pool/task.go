@@ -49,14 +49,7 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	if fn == nil {
 		panic(fmt.Sprintf("pool: Register(%q) with a nil function", name))
 	}
-	err := registry.Add(registry.Entry{Name: name, Invoke: func(ctx context.Context, decode func(any) error) (any, error) {
-		var in In
-		if err := decode(&in); err != nil {
-			return nil, err
-		}
-		return fn(ctx, in)
-	}})
-	if err != nil {
+	if err := registry.Add(name, fn); err != nil {
 		panic("pool: " + err.Error())
 	}
 	return Task[In, Out]{def: &taskDef[In, Out]{

@@ -6,7 +6,7 @@ import (
 )
 
 // Copy returns a deep copy of v, for callers who want a task's input or
-// output isolated from their own data in process (HandOver shares
+// output isolated from their own data in process (a hand-over shares
 // everything that isn't a Buffer). Pointers, slices, maps and interfaces
 // reached through exported fields are duplicated (pointer cycles and shared
 // pointers are preserved); a Buffer is duplicated into a new Buffer with a
@@ -32,8 +32,14 @@ func Copy[T any](v T) (T, error) {
 // make v escape to the heap.
 func deepCopy[T any](v T) (T, error) {
 	var made []*Buffer
-	c := copier{ptrs: map[ptrKey]reflect.Value{}, made: &made}
-	out, err := c.copy(reflect.ValueOf(&v).Elem())
+	w := rewriter{deep: true, replace: func(b *Buffer) (*Buffer, error) {
+		nb, err := duplicate(b)
+		if err == nil {
+			made = append(made, nb)
+		}
+		return nb, err
+	}}
+	out, err := w.rewrite(reflect.ValueOf(&v).Elem())
 	if err != nil {
 		for _, b := range made {
 			b.Release()
@@ -45,114 +51,9 @@ func deepCopy[T any](v T) (T, error) {
 	return res, nil
 }
 
-// copier duplicates values for Copy.
-type copier struct {
-	ptrs map[ptrKey]reflect.Value
-	made *[]*Buffer
-}
-
-func (c *copier) copy(v reflect.Value) (reflect.Value, error) {
-	t := v.Type()
-	info := infoOf(t)
-	if !info.refs {
-		return v, nil
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return v, nil
-		}
-		key := ptrKey{v.UnsafePointer(), t}
-		if p, ok := c.ptrs[key]; ok {
-			return p, nil
-		}
-		if t == bufferPtrType {
-			nb, err := c.buffer(v.Interface().(*Buffer))
-			if err != nil {
-				return v, err
-			}
-			p := reflect.ValueOf(nb)
-			c.ptrs[key] = p
-			return p, nil
-		}
-		p := reflect.New(t.Elem())
-		c.ptrs[key] = p
-		elem, err := c.copy(v.Elem())
-		if err != nil {
-			return v, err
-		}
-		p.Elem().Set(elem)
-		return p, nil
-	case reflect.Interface:
-		if v.IsNil() {
-			return v, nil
-		}
-		elem, err := c.copy(v.Elem())
-		if err != nil {
-			return v, err
-		}
-		out := reflect.New(t).Elem()
-		out.Set(elem)
-		return out, nil
-	case reflect.Slice:
-		if v.IsNil() {
-			return v, nil
-		}
-		out := reflect.MakeSlice(t, v.Len(), v.Len())
-		if !infoOf(t.Elem()).refs {
-			reflect.Copy(out, v)
-			return out, nil
-		}
-		return out, c.elements(v, out)
-	case reflect.Array:
-		out := reflect.New(t).Elem()
-		return out, c.elements(v, out)
-	case reflect.Map:
-		if v.IsNil() {
-			return v, nil
-		}
-		out := reflect.MakeMapWithSize(t, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			key, err := c.copy(it.Key())
-			if err != nil {
-				return v, err
-			}
-			elem, err := c.copy(it.Value())
-			if err != nil {
-				return v, err
-			}
-			out.SetMapIndex(key, elem)
-		}
-		return out, nil
-	case reflect.Struct:
-		out := reflect.New(t).Elem()
-		out.Set(v)
-		for _, i := range info.fields {
-			f, err := c.copy(v.Field(i))
-			if err != nil {
-				return v, err
-			}
-			out.Field(i).Set(f)
-		}
-		return out, nil
-	}
-	return v, nil
-}
-
-func (c *copier) elements(v, out reflect.Value) error {
-	for i := range v.Len() {
-		elem, err := c.copy(v.Index(i))
-		if err != nil {
-			return err
-		}
-		out.Index(i).Set(elem)
-	}
-	return nil
-}
-
-// buffer duplicates one Buffer. Reading the source's bytes races with
-// nobody: Copy's contract is that v isn't written meanwhile.
-func (c *copier) buffer(b *Buffer) (*Buffer, error) {
+// duplicate makes a new Buffer holding a copy of b's bytes. Reading them
+// races with nobody: Copy's contract is that v isn't written meanwhile.
+func duplicate(b *Buffer) (*Buffer, error) {
 	src := b.Bytes()
 	if src == nil {
 		return nil, fmt.Errorf("transfer: copy: %w", ErrDetached)
@@ -162,6 +63,5 @@ func (c *copier) buffer(b *Buffer) (*Buffer, error) {
 		return nil, err
 	}
 	copy(nb.Bytes(), src)
-	*c.made = append(*c.made, nb)
 	return nb, nil
 }

@@ -12,20 +12,23 @@ type ptrKey struct {
 	t reflect.Type
 }
 
-// rewriter (its zero value, with replace set, is ready) copies the part of a value that leads to Buffers, replacing
-// every *Buffer by what replace returns; everything else is shared with the
-// original. Pointers met twice map to the same copy, so cycles terminate
-// and aliasing survives.
+// rewriter copies the part of a value that leads to what it rewrites and
+// replaces every *Buffer in it by what replace returns. For a hand-over
+// (deep unset) that part is the paths to Buffers, and everything else is
+// shared with the original; for Copy (deep set) it is everything that
+// holds references. Pointers met twice map to the same copy, and a Buffer
+// met twice to the same replacement, so cycles terminate and aliasing
+// survives. Its zero value, with replace set, is ready.
 type rewriter struct {
 	replace func(*Buffer) (*Buffer, error)
-	bufs    map[*Buffer]*Buffer
+	deep    bool
 	ptrs    map[ptrKey]reflect.Value
 }
 
 func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 	t := v.Type()
 	info := infoOf(t)
-	if !info.holds {
+	if !info.holds && !(w.deep && info.refs) {
 		return v, nil
 	}
 	switch t.Kind() {
@@ -33,17 +36,23 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 		if v.IsNil() {
 			return v, nil
 		}
-		if t == bufferPtrType {
-			return w.buffer(v.Interface().(*Buffer))
-		}
 		key := ptrKey{v.UnsafePointer(), t}
 		if p, ok := w.ptrs[key]; ok {
 			return p, nil
 		}
-		p := reflect.New(t.Elem())
 		if w.ptrs == nil {
 			w.ptrs = map[ptrKey]reflect.Value{}
 		}
+		if t == bufferPtrType {
+			nb, err := w.replace(v.Interface().(*Buffer))
+			if err != nil {
+				return v, err
+			}
+			p := reflect.ValueOf(nb)
+			w.ptrs[key] = p
+			return p, nil
+		}
+		p := reflect.New(t.Elem())
 		w.ptrs[key] = p
 		elem, err := w.rewrite(v.Elem())
 		if err != nil {
@@ -67,6 +76,10 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 			return v, nil
 		}
 		out := reflect.MakeSlice(t, v.Len(), v.Len())
+		if w.deep && !infoOf(t.Elem()).refs {
+			reflect.Copy(out, v)
+			return out, nil
+		}
 		return out, w.elements(v, out)
 	case reflect.Array:
 		out := reflect.New(t).Elem()
@@ -77,11 +90,18 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 		}
 		out := reflect.MakeMapWithSize(t, v.Len())
 		for it := v.MapRange(); it.Next(); {
+			key := it.Key()
+			if w.deep { // a hand-over looks at map values only, as msgpack's walkers do
+				var err error
+				if key, err = w.rewrite(key); err != nil {
+					return v, err
+				}
+			}
 			elem, err := w.rewrite(it.Value())
 			if err != nil {
 				return v, err
 			}
-			out.SetMapIndex(it.Key(), elem)
+			out.SetMapIndex(key, elem)
 		}
 		return out, nil
 	case reflect.Struct:
@@ -108,21 +128,6 @@ func (w *rewriter) elements(v, out reflect.Value) error {
 		out.Index(i).Set(elem)
 	}
 	return nil
-}
-
-func (w *rewriter) buffer(b *Buffer) (reflect.Value, error) {
-	nb, ok := w.bufs[b]
-	if !ok {
-		var err error
-		if nb, err = w.replace(b); err != nil {
-			return reflect.Value{}, err
-		}
-		if w.bufs == nil {
-			w.bufs = map[*Buffer]*Buffer{}
-		}
-		w.bufs[b] = nb
-	}
-	return reflect.ValueOf(nb), nil
 }
 
 // visit calls fn on every non-nil *Buffer reachable from v, in place. With

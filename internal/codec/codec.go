@@ -74,8 +74,12 @@ func Unmarshal(data []byte, out any) (err error) {
 	return msgpack.Unmarshal(data, out)
 }
 
-// PeerUnmarshal is Unmarshal with a Peer: references become Buffers.
+// PeerUnmarshal is Unmarshal with a Peer: references become Buffers. A
+// nil peer is Unmarshal itself.
 func PeerUnmarshal(peer xfer.Peer, data []byte, out any) (err error) {
+	if peer == nil {
+		return Unmarshal(data, out)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("msgpack panicked: %v", r)

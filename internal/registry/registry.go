@@ -25,8 +25,18 @@ var table = struct {
 	tasks map[string]Entry
 }{tasks: map[string]Entry{}}
 
-// Add records e, or fails if its name is taken.
-func Add(e Entry) error {
+// Add records fn as the task name, or fails if the name is taken.
+func Add[In, Out any](name string, fn func(context.Context, In) (Out, error)) error {
+	return add(Entry{Name: name, Invoke: func(ctx context.Context, decode func(any) error) (any, error) {
+		var in In
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return fn(ctx, in)
+	}})
+}
+
+func add(e Entry) error {
 	table.Lock()
 	defer table.Unlock()
 	if _, dup := table.tasks[e.Name]; dup {

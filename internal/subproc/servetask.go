@@ -100,13 +100,7 @@ func invokeEntry(ctx context.Context, e registry.Entry, input []byte, peer xfer.
 	}()
 	out, err = e.Invoke(ctx, func(ptr any) error {
 		in = ptr
-		var err error
-		if peer != nil {
-			err = codec.PeerUnmarshal(peer, input, ptr)
-		} else {
-			err = codec.Unmarshal(input, ptr)
-		}
-		if err != nil {
+		if err := codec.PeerUnmarshal(peer, input, ptr); err != nil {
 			in = nil // Decode released what it resolved
 			return fmt.Errorf("pool: decode input of task %q: %w", e.Name, err)
 		}

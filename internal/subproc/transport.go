@@ -181,13 +181,7 @@ func (sp *Transport) encodeMoving(peer xfer.Peer, task string, in any) (body []b
 // decode reads a task's output; with a Peer, the Buffers in it become the
 // caller's.
 func (sp *Transport) decode(task string, data []byte, out any, peer xfer.Peer) error {
-	var err error
-	if peer != nil {
-		err = codec.PeerUnmarshal(peer, data, out)
-	} else {
-		err = codec.Unmarshal(data, out)
-	}
-	if err != nil {
+	if err := codec.PeerUnmarshal(peer, data, out); err != nil {
 		return fmt.Errorf("pool: decode output of task %q: %w", task, err)
 	}
 	return nil
