@@ -49,28 +49,9 @@ type QueueDelay struct {
 // DefaultQueueDelay is measured, not the paper's: in a standing queue a
 // task may wait two drain times of one task (RecentRunTime ÷ Workers), and
 // a queue is standing once it has not been empty for four, with Fail at
-// Scale's 5 ms and 100 ms as floors for short tasks.
-//
-// How it was chosen: go run ./bench/lab -sweep -phase 4s [-job 10ms]
-// offers a one-worker pool (MaxQueue 1.6 s of work, Shed on queue full
-// only, clients giving up after 2 s) Poisson jobs at 0.5×, 1×, 2×, 5×, 10×
-// its capacity and back to 0.5×, 4 s each, for several settings. With
-// 200 ms jobs: without QueueDelay, goodput stays at 90–100% of capacity
-// but accepted jobs wait until the clients' patience runs out (p99
-// 1.9 s); the paper's fixed 5 ms/100 ms fails almost every queued task,
-// leaving the worker idle while work is offered (goodput 60–90%, and half
-// the jobs offered at 0.5–1× lost); 2/4 drain times (400 ms/800 ms)
-// keeps goodput at 95–100% with an accepted p99 of 0.8 s. One drain time
-// for Target measured about the same (p99 0.8–1.0 s over two sweeps) but
-// sits on an edge: in a full bounded queue the youngest task is about one
-// run old when the worker looks, so at times every queued task goes, the
-// queue empties and the next ones may wait a whole Interval. Eight drain
-// times for Interval lets a standing queue serve late for longer (p99
-// 1.3 s) for no more goodput. With 10 ms jobs the Interval floor applies (20 ms/100 ms):
-// goodput 84–96% against 96–98% without QueueDelay, accepted p99 77 ms
-// against 1.7 s. The cost: no job was failed at 0.5× before the overload,
-// but at 1×, where Poisson arrivals run ahead of the worker for a while,
-// 15–27% of that phase's jobs were failed rather than served late.
+// Scale's 5 ms and 100 ms as floors for short tasks. The README's "How
+// DefaultQueueDelay was chosen" gives the sweep behind it
+// (go run ./bench/lab -sweep).
 var DefaultQueueDelay = QueueDelay{
 	Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond,
 	TargetRuns: 2, IntervalRuns: 4,
