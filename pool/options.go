@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/internal/subproc"
+	"github.com/offloadgo/offload/internal/transport"
 )
 
 // Isolation selects the kind of worker a Pool runs tasks on.
@@ -30,6 +32,12 @@ const (
 	// a 29-byte reference whatever its size (see package transfer).
 	// Linux only: elsewhere New returns an error.
 	Subprocess
+	// Remote runs tasks on worker nodes on other machines, through
+	// Options.Transport (package natsremote makes one). A running task
+	// can be terminated on its node; a node that stops answering fails
+	// its tasks with ErrWorkerCrashed. Inputs and outputs cross as they
+	// do for Subprocess, except that a *transfer.Buffer is copied.
+	Remote
 )
 
 func (i Isolation) String() string {
@@ -38,6 +46,8 @@ func (i Isolation) String() string {
 		return "InProcess"
 	case Subprocess:
 		return "Subprocess"
+	case Remote:
+		return "Remote"
 	}
 	return fmt.Sprintf("Isolation(%d)", int(i))
 }
@@ -85,6 +95,10 @@ type Options struct {
 	// Subprocess pool. It must be left zero for any other Isolation: New
 	// refuses settings that would be silently ignored.
 	Subprocess SubprocessOptions
+
+	// Transport carries the tasks of an Isolation Remote pool to its
+	// worker nodes (see package natsremote); it must be nil otherwise.
+	Transport Transport
 
 	// Logger receives what the pool has to report: for Subprocess, each
 	// line a worker process prints to stdout or stderr, tagged with the
@@ -183,18 +197,30 @@ func (o Options) settle() (settings, error) {
 		return settings{}, fmt.Errorf("pool: MaxQueue is %d, want >= 0, Unbounded or NoQueue", o.MaxQueue)
 	}
 	switch o.Isolation {
-	case InProcess:
-		if o.Subprocess != (SubprocessOptions{}) {
-			return settings{}, fmt.Errorf("pool: Options.Subprocess is set (%+v) but Isolation is %v, which would ignore it", o.Subprocess, o.Isolation)
-		}
-	case Subprocess:
-		if err := s.Subprocess.settle(); err != nil {
-			return settings{}, err
-		}
+	case InProcess, Remote, Subprocess:
 	default:
 		return settings{}, fmt.Errorf("pool: unknown %v", o.Isolation)
 	}
+	switch {
+	case o.Isolation != Subprocess && o.Subprocess != (SubprocessOptions{}):
+		return settings{}, fmt.Errorf("pool: Options.Subprocess is set (%+v) but Isolation is %v, which would ignore it", o.Subprocess, o.Isolation)
+	case o.Isolation == Remote && o.Transport == nil:
+		return settings{}, errors.New("pool: Isolation Remote needs Options.Transport (see package natsremote)")
+	case o.Isolation != Remote && o.Transport != nil:
+		return settings{}, fmt.Errorf("pool: Options.Transport is set but Isolation is %v, which would ignore it", o.Isolation)
+	case o.Isolation == Subprocess:
+		if err := s.Subprocess.settle(); err != nil {
+			return settings{}, err
+		}
+	}
 	return s, nil
+}
+
+// Transport carries a Remote pool's tasks to its workers; package
+// natsremote makes one. It can't be implemented outside this module: its
+// method takes an internal type. New binds it to the new pool.
+type Transport interface {
+	Bind(transport.Env) (transport.Transport, error)
 }
 
 // settle checks the Subprocess knobs and fills in their defaults.

@@ -63,11 +63,9 @@ func New(opts Options) (*Pool, error) {
 		lastEmpty: now(), // a new queue is empty
 	}
 	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
-	if s.Isolation == Subprocess {
-		if p.transport, err = newSubprocess(s, p.stop, poolEvents{&p.stats}); err != nil {
-			p.cancelStop(nil)
-			return nil, err
-		}
+	if p.transport, err = p.bindTransport(); err != nil {
+		p.cancelStop(nil)
+		return nil, err
 	}
 	p.mu.Lock()
 	for range s.MinWorkers {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -158,6 +159,9 @@ func TestNewValidatesOptions(t *testing.T) {
 		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{MaxPayload: -1}}, "MaxPayload"},
 		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{MaxPayload: pool.MaxPayloadLimit + 1}}, "MaxPayload"},
 		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{StartTimeout: -1}}, "StartTimeout"},
+		{pool.Options{Isolation: pool.Remote}, "Options.Transport"},
+		{pool.Options{Transport: refusingTransport{}}, "Isolation is InProcess"},
+		{pool.Options{Isolation: pool.Remote, Transport: refusingTransport{}}, "refuses to bind"},
 		// Settings InProcess would ignore are refused, valid or not.
 		{pool.Options{Subprocess: pool.SubprocessOptions{MemoryLimit: -5}}, "Isolation is InProcess"},
 		{pool.Options{Subprocess: pool.SubprocessOptions{MaxPayload: 1 << 20}}, "Isolation is InProcess"},
@@ -182,4 +186,11 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, o.Workers*o.Workers, o.MaxQueue)
 	assert.Equal(t, pool.DefaultIdleTimeout, o.IdleTimeout)
 	assert.Equal(t, pool.InProcess, o.Isolation)
+}
+
+// refusingTransport is a Remote transport that can't be bound.
+type refusingTransport struct{}
+
+func (refusingTransport) Bind(transport.Env) (transport.Transport, error) {
+	return nil, errors.New("pool: test transport refuses to bind")
 }

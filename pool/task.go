@@ -49,13 +49,35 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	if fn == nil {
 		panic(fmt.Sprintf("pool: Register(%q) with a nil function", name))
 	}
-	if err := registry.Add(name, fn); err != nil {
-		panic("pool: " + err.Error())
-	}
-	return Task[In, Out]{def: &taskDef[In, Out]{
+	t := Task[In, Out]{def: &taskDef[In, Out]{
 		name:     name,
 		fn:       fn,
 		holdsIn:  xfer.CanHold(reflect.TypeFor[In]()),
 		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
 	}}
+	err := registry.Add(registry.Entry{
+		Name:        name,
+		Fingerprint: registry.Fingerprint(reflect.TypeFor[In](), reflect.TypeFor[Out]()),
+		Invoke:      registry.Invoker(fn),
+		Submit:      t.submitAny,
+	})
+	if err != nil {
+		panic("pool: " + err.Error())
+	}
+	return t
+}
+
+// submitAny is Submit for a caller that knows the task only by name and
+// holds its input encoded: a worker node, running a call it was sent
+// through its local pool p (a *Pool).
+func (t Task[In, Out]) submitAny(ctx context.Context, p any, decode func(any) error) (func() (any, error), error) {
+	var in In
+	if err := decode(&in); err != nil {
+		return nil, err
+	}
+	f, err := Submit(ctx, p.(*Pool), t, in)
+	if err != nil {
+		return nil, err
+	}
+	return func() (any, error) { return f.Wait() }, nil
 }

@@ -15,9 +15,18 @@ import (
 // Entry is the untyped view of a registered task.
 type Entry struct {
 	Name string
+	// Fingerprint is the shape of the task's input and output types (see
+	// Fingerprint): a worker built from another binary whose task of the
+	// same name takes or gives something else has another.
+	Fingerprint uint64
 	// Invoke decodes the input into a fresh value of the task's input
 	// type, runs the task and returns its output for the caller to encode.
 	Invoke func(ctx context.Context, decode func(in any) error) (any, error)
+	// Submit submits the task, on the input decode fills in, to p — a
+	// *pool.Pool, typed any so that this package stays below pool — and
+	// returns a wait for its output: how a worker node runs a call through
+	// its local pool. Set by pool.Register.
+	Submit func(ctx context.Context, p any, decode func(in any) error) (wait func() (any, error), err error)
 }
 
 var table = struct {
@@ -25,18 +34,19 @@ var table = struct {
 	tasks map[string]Entry
 }{tasks: map[string]Entry{}}
 
-// Add records fn as the task name, or fails if the name is taken.
-func Add[In, Out any](name string, fn func(context.Context, In) (Out, error)) error {
-	return add(Entry{Name: name, Invoke: func(ctx context.Context, decode func(any) error) (any, error) {
+// Invoker returns the Invoke of a task that runs fn.
+func Invoker[In, Out any](fn func(context.Context, In) (Out, error)) func(context.Context, func(any) error) (any, error) {
+	return func(ctx context.Context, decode func(any) error) (any, error) {
 		var in In
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return fn(ctx, in)
-	}})
+	}
 }
 
-func add(e Entry) error {
+// Add records e, or fails if its name is taken.
+func Add(e Entry) error {
 	table.Lock()
 	defer table.Unlock()
 	if _, dup := table.tasks[e.Name]; dup {

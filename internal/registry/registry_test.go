@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,10 +11,10 @@ import (
 )
 
 func TestAddLookupNames(t *testing.T) {
-	double := func(_ context.Context, n int) (int, error) { return 2 * n, nil }
-	require.NoError(t, Add("registry.test.b", double))
-	require.NoError(t, Add("registry.test.a", double))
-	err := Add("registry.test.a", double)
+	double := Invoker(func(_ context.Context, n int) (int, error) { return 2 * n, nil })
+	require.NoError(t, Add(Entry{Name: "registry.test.b", Invoke: double}))
+	require.NoError(t, Add(Entry{Name: "registry.test.a", Invoke: double}))
+	err := Add(Entry{Name: "registry.test.a", Invoke: double})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"registry.test.a" registered twice`)
 
@@ -35,4 +36,29 @@ func TestAddLookupNames(t *testing.T) {
 	names := Names()
 	assert.IsNonDecreasing(t, names)
 	assert.Contains(t, names, "registry.test.a")
+}
+
+func TestFingerprint(t *testing.T) {
+	type v1 struct {
+		Name string
+		N    int
+	}
+	type v2 struct {
+		Name string
+		N    int64 // a field's type changed
+	}
+	type tagged struct {
+		Name string `msgpack:"name"`
+		N    int
+	}
+	type list struct {
+		Next *list
+		N    int
+	}
+	of := reflect.TypeFor[v1]()
+	assert.Equal(t, Fingerprint(of, reflect.TypeFor[int]()), Fingerprint(of, reflect.TypeFor[int]()), "stable")
+	assert.NotEqual(t, Fingerprint(of, reflect.TypeFor[int]()), Fingerprint(reflect.TypeFor[v2](), reflect.TypeFor[int]()))
+	assert.NotEqual(t, Fingerprint(of, reflect.TypeFor[int]()), Fingerprint(reflect.TypeFor[tagged](), reflect.TypeFor[int]()))
+	assert.NotEqual(t, Fingerprint(of, reflect.TypeFor[int]()), Fingerprint(of, reflect.TypeFor[string]()), "the output counts")
+	assert.NotZero(t, Fingerprint(reflect.TypeFor[list](), reflect.TypeFor[[]list]()), "recursive types terminate")
 }

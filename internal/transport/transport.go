@@ -13,6 +13,7 @@ package transport
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/offloadgo/offload/internal/xfer"
 )
@@ -79,4 +80,23 @@ type Retaker interface {
 // pool's lock; they must not block.
 type Events interface {
 	Event(Event)
+}
+
+// Env is what a pool gives the transport it binds.
+type Env struct {
+	// Workers is how many calls the pool runs at once: one per worker
+	// goroutine, each with its own Runner.
+	Workers int
+	// Stop ends when the pool closes: a transport cuts waits short on it.
+	Stop context.Context
+	// Events receives what happens to the transport's workers.
+	Events Events
+	// Logger is the pool's logger (never nil).
+	Logger *slog.Logger
+}
+
+// Binder is a transport not yet bound to a pool, as package pool takes it
+// in Options.Transport: New binds it once, to the new pool.
+type Binder interface {
+	Bind(Env) (Transport, error)
 }
