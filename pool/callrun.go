@@ -12,16 +12,34 @@ import (
 )
 
 func (c *call[In, Out]) run(r transport.Runner) outcome {
-	var out Out
-	var err error
-	if r == nil {
-		out, err = c.invoke()
-		if err == nil && c.def.holdsOut {
-			err = xfer.HandOverAt(&out) // returning a Buffer hands it to the caller
-		}
-	} else {
-		err = c.send(r, &out)
+	if r != nil {
+		return c.runThere(r)
 	}
+	out, err := c.invoke()
+	if err == nil && c.def.holdsOut {
+		out, err = handOver(out) // returning a Buffer hands it to the caller
+	}
+	c.ran()
+	return c.conclude(out, err)
+}
+
+// handOver is xfer.HandOverAt on a copy of v, so that only a value that
+// can hold Buffers goes to the heap for it, not every task's output.
+func handOver[T any](v T) (T, error) {
+	err := xfer.HandOverAt(&v)
+	return v, err
+}
+
+// runThere runs the task through r, on the payload prepare encoded or,
+// for an input that can hold Buffers, on the input r encodes as it sends
+// it. (Apart from run, so that the output escapes to the heap only here.)
+func (c *call[In, Out]) runThere(r transport.Runner) outcome {
+	var out Out
+	m := transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover}
+	if c.def.holdsIn {
+		m.In, m.Retake = c.in, c
+	}
+	err := c.publicErr(r.Exchange(c.runCtx, &m))
 	c.ran()
 	return c.conclude(out, err)
 }
@@ -40,16 +58,6 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 		}
 	}()
 	return c.def.fn(c.runCtx, c.in)
-}
-
-// send runs the task through r, on the payload prepare encoded or, for an
-// input that can hold Buffers, on the input r encodes as it sends it.
-func (c *call[In, Out]) send(r transport.Runner, out *Out) error {
-	m := transport.Call{Task: c.def.name, Payload: c.payload, Out: out, OutMoves: c.def.holdsOut, Handover: &c.handover}
-	if c.def.holdsIn {
-		m.In, m.Retake = c.in, c
-	}
-	return c.publicErr(r.Exchange(c.runCtx, &m))
 }
 
 // publicErr turns the reports of a task run elsewhere into this package's
