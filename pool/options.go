@@ -100,10 +100,15 @@ type Options struct {
 	// worker nodes (see package natsremote); it must be nil otherwise.
 	Transport Transport
 
-	// Logger receives what the pool has to report: for Subprocess, each
-	// line a worker process prints to stdout or stderr, tagged with the
+	// Logger receives what the pool has to report: each WorkerEvent, at
+	// the level its kind says, and for Subprocess each line a worker
+	// process prints to stdout or stderr (at Info), tagged with the
 	// worker's id and pid. nil means slog.Default().
 	Logger *slog.Logger
+	// OnWorkerEvent, if set, is called with each WorkerEvent, on the
+	// pool's goroutines as it happens and outside the pool's lock. It
+	// must return quickly, and must not wait for the pool (Shutdown).
+	OnWorkerEvent func(WorkerEvent)
 }
 
 // SubprocessOptions configures a Subprocess pool's worker processes. The

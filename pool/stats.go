@@ -2,8 +2,6 @@ package pool
 
 import (
 	"sync/atomic"
-
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // Stats is a snapshot of a pool's state and history, from Pool.Stats.
@@ -35,6 +33,9 @@ type Stats struct {
 	// task (which fails with ErrWorkerCrashed) or between tasks (which
 	// costs no task: the next one goes to the replacement).
 	Crashed uint64
+	// Recycled counts worker processes replaced after MaxTasksPerWorker
+	// tasks.
+	Recycled uint64
 
 	// WaitTime is the time tasks spent in the queue: 0 for a task handed
 	// straight to an idle worker. RunTime is from a worker picking a task
@@ -87,7 +88,7 @@ type recorder struct {
 	closed                          atomic.Bool
 	submitted                       atomic.Uint64
 
-	rejected, canceled, terminated, crashed atomic.Uint64
+	rejected, canceled, terminated, crashed, recycled atomic.Uint64
 
 	retired      tally // of workers that have exited; guarded by the pool's lock
 	retiredNanos int64 // their summed lifetime; guarded by the pool's lock
@@ -137,7 +138,7 @@ func (p *Pool) Stats() Stats {
 	}
 	p.mu.Unlock()
 	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()+sum.canceled.Load()
-	s.Terminated, s.Crashed = r.terminated.Load(), r.crashed.Load()
+	s.Terminated, s.Crashed, s.Recycled = r.terminated.Load(), r.crashed.Load(), r.recycled.Load()
 	s.Completed, s.Failed = sum.completed.Load(), sum.failed.Load()
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
 	if lived > 0 {
@@ -145,16 +146,4 @@ func (p *Pool) Stats() Stats {
 		s.Utilization = min(1, float64(busy)/float64(lived))
 	}
 	return s
-}
-
-// poolEvents is how a Subprocess pool's runners report to it.
-type poolEvents struct{ stats *recorder }
-
-func (e poolEvents) Event(ev transport.Event) {
-	switch ev.Kind {
-	case transport.Terminated:
-		e.stats.terminated.Add(1)
-	case transport.Crashed:
-		e.stats.crashed.Add(1)
-	}
 }

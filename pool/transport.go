@@ -15,7 +15,7 @@ func (p *Pool) bindTransport() (transport.Transport, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	ev := poolEvents{&p.stats}
+	ev := poolEvents{stats: &p.stats, logger: logger, hook: s.OnWorkerEvent}
 	switch s.Isolation {
 	case Remote:
 		return s.Transport.Bind(transport.Env{Workers: s.Workers, Stop: p.stop, Events: ev, Logger: logger})

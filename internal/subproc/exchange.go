@@ -105,7 +105,7 @@ func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc
 		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.Task, m.In)
 		if err != nil {
 			if committed {
-				r.retire(l)
+				r.retire(l, transport.Retired)
 			}
 			return f, nil, err
 		}
@@ -113,7 +113,7 @@ func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc
 		_, input, _ = parseCall(body)
 	}
 	if err := l.link.seal(&f, segs, false, m.Payload == nil); err != nil {
-		r.retire(l)
+		r.retire(l, transport.Retired)
 		return f, nil, fmt.Errorf("pool: input of task %q: %w", m.Task, err)
 	}
 	return f, input, nil
@@ -158,10 +158,11 @@ func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying 
 	}
 	switch {
 	case quit:
-		r.note(transport.Terminated, l)
-		r.retire(l)
-	case dying || broken:
-		r.retire(l)
+		r.retire(l, transport.Terminated)
+	case dying:
+		r.bury(l) // it replied, then died: its end is no task's fault
+	case broken:
+		r.retire(l, transport.Retired)
 	default:
 		r.recycle(l)
 	}
@@ -197,8 +198,7 @@ func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint
 			closeFDs(f.FDs)
 		}
 		m.Handover.Quit()
-		r.note(transport.Terminated, l)
-		r.retire(l)
+		r.retire(l, transport.Terminated)
 		return nil, cancel.WithCause(transport.ErrTerminated, context.Cause(ctx)), true
 	}
 	if err != nil {
@@ -214,6 +214,7 @@ func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint
 // replacement starts.
 func (r *runner) terminate(ctx context.Context, l *child, id uint64) {
 	r.note(transport.Terminated, l)
+	r.next = transport.Terminated
 	r.cur = nil
 	grace := time.Duration(r.sp.grace)
 	stop := l.proc.Terminate(grace, func() {

@@ -22,9 +22,10 @@ type runner struct {
 	stop   context.Context // ends with the pool: cuts a start short
 	events transport.Events
 
-	cur     *child           // the process tasks go to; nil until started
-	pending chan startResult // a start in progress, or nil
-	seq     uint64           // the last call's frame ID
+	cur     *child              // the process tasks go to; nil until started
+	pending chan startResult    // a start in progress, or nil
+	seq     uint64              // the last call's frame ID
+	next    transport.EventKind // why the next start replaces a process (0: none)
 
 	// bg tracks the goroutines a process leaves behind (its reader, a
 	// background close or kill), so that close can wait for them all.
@@ -65,6 +66,8 @@ func (r *runner) launch() {
 	r.pending = ch
 	spec := r.sp.spec
 	spec.ID = r.id
+	replacing := r.next
+	r.next = 0
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
@@ -77,7 +80,7 @@ func (r *runner) launch() {
 			ch <- startResult{err: err}
 			return
 		}
-		r.events.Event(transport.Event{Kind: transport.Started, Worker: r.id, PID: p.PID(), Took: time.Since(begin)})
+		r.events.Event(transport.Event{Kind: transport.Started, Worker: r.id, PID: p.PID(), Took: time.Since(begin), Replacing: replacing})
 		ch <- startResult{l: r.watch(p)}
 	}()
 }
@@ -133,14 +136,7 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 	if r.cur != nil {
 		select {
 		case <-r.cur.gone:
-			dead := r.cur
-			r.cur = nil
-			r.bg.Add(1)
-			go func() {
-				defer r.bg.Done()
-				dead.end()
-				r.note(transport.Crashed, dead)
-			}()
+			r.bury(r.cur) // its death costs no task: the call goes to a new one
 		default:
 			return r.cur, nil
 		}
@@ -164,10 +160,16 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 // while one that sent a corrupt frame may live on.
 const crashWait = 2 * time.Second
 
-// crashed accounts for a process that died (or broke its channel): it
-// waits for the reap (the process is gone already, so this is short) and
-// returns the error naming how it ended.
+// crashed accounts for a process that died (or broke its channel) and
+// returns the error naming how it ended (see bury).
 func (r *runner) crashed(l *child) error {
+	return cancel.WithCause(transport.ErrWorkerCrashed, r.bury(l)) // errors.As finds the *cancel.Exit
+}
+
+// bury ends a process that died on its own: it waits for the reap (the
+// process is gone already, so this is short), reports the crash with the
+// exit account and returns that account.
+func (r *runner) bury(l *child) *cancel.Exit {
 	select {
 	case <-l.proc.Done():
 	case <-time.After(crashWait):
@@ -178,20 +180,20 @@ func (r *runner) crashed(l *child) error {
 	if r.cur == l {
 		r.cur = nil
 	}
+	r.next = transport.Crashed
 	r.note(transport.Crashed, l)
-	return cancel.WithCause(transport.ErrWorkerCrashed, l.proc.Exit()) // errors.As finds the *cancel.Exit
+	return l.proc.Exit()
 }
 
 // recycle retires l once it has served MaxTasksPerWorker tasks.
 func (r *runner) recycle(l *child) {
 	if r.sp.maxTasks > 0 && l.served >= r.sp.maxTasks {
-		r.note(transport.Recycled, l)
-		r.retire(l)
+		r.retire(l, transport.Recycled)
 	}
 }
 
-// note reports an event about child l to the pool; a crash's once l is
-// reaped, with its exit account.
+// note reports an event about child l to the pool; a crash's with its
+// exit account, so only once l is reaped.
 func (r *runner) note(kind transport.EventKind, l *child) {
 	ev := transport.Event{Kind: kind, Worker: r.id, PID: l.pid}
 	if kind == transport.Crashed {
@@ -200,11 +202,14 @@ func (r *runner) note(kind transport.EventKind, l *child) {
 	r.events.Event(ev)
 }
 
-// retire takes l out of service and starts its successor at once.
-func (r *runner) retire(l *child) {
+// retire takes l out of service for the reason why (Recycled,
+// Terminated, Retired), reported at once, and starts its successor.
+func (r *runner) retire(l *child, why transport.EventKind) {
 	if r.cur == l {
 		r.cur = nil
 	}
+	r.note(why, l)
+	r.next = why
 	r.retireInBackground(l)
 	r.launch()
 }

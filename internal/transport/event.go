@@ -22,8 +22,8 @@ const (
 	// Crashed: a process died on its own, under a task or between tasks
 	// (Exit says how).
 	Crashed
-	// Retired: a process ended because its worker goroutine did (idle, or
-	// the pool closed), or it broke its channel's books.
+	// Retired: a process was replaced because it broke its channel's
+	// books (a reply it could not send, a call it could not read).
 	Retired
 )
 
@@ -34,6 +34,9 @@ type Event struct {
 	PID    int // 0 if there was no process
 	// Took is how long a start took (Started).
 	Took time.Duration
+	// Replacing says why the process a start replaces ended (Recycled,
+	// Terminated, Crashed, Retired), or 0 for a first start (Started).
+	Replacing EventKind
 	// Exit is how the process ended, once it is reaped (Crashed); nil
 	// otherwise.
 	Exit *cancel.Exit

@@ -1,0 +1,137 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/transport"
+)
+
+// WorkerEvent is something that happened to one of a pool's worker
+// processes (Subprocess, or a Remote pool's workers): it started, did not,
+// was recycled, terminated, crashed or retired. A pool logs each one to
+// Options.Logger and hands it to Options.OnWorkerEvent.
+type WorkerEvent struct {
+	Kind   WorkerEventKind
+	Worker int // the pool's number for the worker, as in the logs ("worker=3")
+	PID    int // the process's id; 0 for a start that failed
+	// Took is how long the start took, to the worker's hello
+	// (WorkerStarted).
+	Took time.Duration
+	// Replacing says why the process that this one replaces ended, or 0
+	// for a worker's first process (WorkerStarted).
+	Replacing WorkerEventKind
+	// Exit is how the process ended: exit status or signal, memory limit,
+	// stderr tail (WorkerCrashed).
+	Exit *cancel.Exit
+	// Err is why the start failed (WorkerStartFailed).
+	Err error
+}
+
+// WorkerEventKind says what a WorkerEvent reports.
+type WorkerEventKind int
+
+// The kinds of WorkerEvent, and the level each is logged at.
+const (
+	// WorkerStarted: a process is up and ready to serve (Debug).
+	WorkerStarted WorkerEventKind = WorkerEventKind(transport.Started)
+	// WorkerStartFailed: a process did not come up; the task waiting for
+	// it fails with ErrWorkerCrashed (Error).
+	WorkerStartFailed WorkerEventKind = WorkerEventKind(transport.StartFailed)
+	// WorkerRecycled: a process served MaxTasksPerWorker tasks and is
+	// replaced (Info).
+	WorkerRecycled WorkerEventKind = WorkerEventKind(transport.Recycled)
+	// WorkerTerminated: a process was terminated — asked to cancel, killed
+	// after TerminateGrace — for a task whose caller gave up or whose pool
+	// closed, and is replaced (Info).
+	WorkerTerminated WorkerEventKind = WorkerEventKind(transport.Terminated)
+	// WorkerCrashed: a process died on its own — exit, signal, fatal
+	// error, memory limit — and is replaced (Warn).
+	WorkerCrashed WorkerEventKind = WorkerEventKind(transport.Crashed)
+	// WorkerRetired: a process broke its channel's books (a reply it could
+	// not send, a call it could not read) and is replaced (Warn).
+	WorkerRetired WorkerEventKind = WorkerEventKind(transport.Retired)
+)
+
+func (k WorkerEventKind) String() string {
+	switch k {
+	case WorkerStarted:
+		return "started"
+	case WorkerStartFailed:
+		return "start failed"
+	case WorkerRecycled:
+		return "recycled"
+	case WorkerTerminated:
+		return "terminated"
+	case WorkerCrashed:
+		return "crashed"
+	case WorkerRetired:
+		return "retired"
+	case 0:
+		return "none"
+	}
+	return fmt.Sprintf("WorkerEventKind(%d)", int(k))
+}
+
+// poolEvents is how a pool's transport reports to it: it counts, logs
+// and calls the pool's hook.
+type poolEvents struct {
+	stats  *recorder
+	logger *slog.Logger
+	hook   func(WorkerEvent)
+}
+
+func (e poolEvents) Event(ev transport.Event) {
+	switch ev.Kind {
+	case transport.Terminated:
+		e.stats.terminated.Add(1)
+	case transport.Crashed:
+		e.stats.crashed.Add(1)
+	case transport.Recycled:
+		e.stats.recycled.Add(1)
+	}
+	we := WorkerEvent{Kind: WorkerEventKind(ev.Kind), Worker: ev.Worker, PID: ev.PID, Took: ev.Took,
+		Replacing: WorkerEventKind(ev.Replacing), Exit: ev.Exit, Err: ev.Err}
+	e.log(we)
+	if e.hook != nil {
+		e.hook(we)
+	}
+}
+
+// log writes ev as one structured record.
+func (e poolEvents) log(ev WorkerEvent) {
+	level := slog.LevelInfo
+	attrs := []slog.Attr{slog.Int("worker", ev.Worker), slog.String("event", ev.Kind.String())}
+	if ev.PID != 0 {
+		attrs = append(attrs, slog.Int("pid", ev.PID))
+	}
+	switch ev.Kind {
+	case WorkerStarted:
+		level = slog.LevelDebug
+		attrs = append(attrs, slog.Duration("took", ev.Took))
+		if ev.Replacing != 0 {
+			attrs = append(attrs, slog.String("replacing", ev.Replacing.String()))
+		}
+	case WorkerStartFailed:
+		level = slog.LevelError
+		attrs = append(attrs, slog.Any("err", ev.Err))
+	case WorkerCrashed, WorkerRetired:
+		level = slog.LevelWarn
+	}
+	if x := ev.Exit; x != nil {
+		attrs = append(attrs, slog.Int("code", x.Code))
+		if x.Signal != 0 {
+			attrs = append(attrs, slog.String("signal", x.Signal.String()))
+		}
+		if x.Killed != cancel.NotKilled {
+			attrs = append(attrs, slog.String("killed", x.Killed.String()))
+		}
+		if x.Crash != "" {
+			attrs = append(attrs, slog.String("crash", x.Crash))
+		}
+	}
+	e.logger.LogAttrs(context.Background(), level, "pool: worker process "+ev.Kind.String(), attrs...)
+}
