@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/xfer"
 )
@@ -50,9 +51,12 @@ func (c *call[In, Out]) exited() outcome {
 	return c.conclude(zero, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", ErrGoexit, c.def.name))
 }
 
-// invoke runs the task, turning a panic into a *PanicError.
+// invoke runs the task under its pprof labels, turning a panic into a
+// *PanicError.
 func (c *call[In, Out]) invoke() (out Out, err error) {
+	c.def.labels.Set()
 	defer func() {
+		prof.Clear()
 		if v := recover(); v != nil {
 			err = &PanicError{Task: c.def.name, Value: v, Stack: debug.Stack()}
 		}

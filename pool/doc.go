@@ -16,4 +16,11 @@
 // when it returns; Buffers the caller gets back are the caller's to Release.
 // A worker process that dies takes none of the caller's memory with it: what
 // it held is freed once it is reaped.
+//
+// Every task runs under the pprof labels task=NAME and isolation=KIND (in
+// its worker process, for Subprocess), and goroutines it starts inherit
+// them, so a CPU profile attributes time to tasks:
+// go tool pprof -tagfocus task=resize. It costs about 12 ns a task
+// (internal/prof BenchmarkSetClear), no allocation. A task that calls
+// pprof.Do with its ctx gets Do's labels only, not the pool's.
 package pool

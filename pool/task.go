@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/xfer"
 	_ "github.com/offloadgo/offload/transfer" // implements xfer's functions, at init: Register uses them
@@ -26,6 +27,8 @@ type taskDef[In, Out any] struct {
 	// holdsIn and holdsOut say whether In and Out can hold a
 	// *transfer.Buffer, worked out once here rather than per call.
 	holdsIn, holdsOut bool
+	// labels puts an in-process run of the task under its pprof labels.
+	labels prof.Labels
 }
 
 // Name returns the name the task was registered under ("" for the zero
@@ -54,6 +57,7 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 		fn:       fn,
 		holdsIn:  xfer.CanHold(reflect.TypeFor[In]()),
 		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
+		labels:   prof.New(name, InProcess.String()),
 	}}
 	err := registry.Add(registry.Entry{
 		Name:        name,

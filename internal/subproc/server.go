@@ -28,6 +28,8 @@ type server struct {
 	link *peerLink
 	// sizes guesses the size of each task's output, to size its reply.
 	sizes codec.SizeHints
+	// taskLabels holds each task's pprof labels (prof.Labels by name).
+	taskLabels sync.Map
 
 	exit chan int // the reader's verdict at the channel's end
 

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/xfer"
 
@@ -44,7 +45,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	if moved {
 		peer = s.link.peer
 	}
-	out, in, err, panicked := invokeEntry(ctx, e, input, peer)
+	out, in, err, panicked := invokeEntry(ctx, e, s.labels(name), input, peer)
 	defer xfer.ReleaseAll(in)
 	if panicked != nil || err != nil {
 		xfer.ReleaseAll(out) // a failed task's output goes nowhere
@@ -79,6 +80,15 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
 }
 
+// labels returns the pprof labels of task, made once per task.
+func (s *server) labels(task string) prof.Labels {
+	if l, ok := s.taskLabels.Load(task); ok {
+		return l.(prof.Labels)
+	}
+	l, _ := s.taskLabels.LoadOrStore(task, prof.New(task, "Subprocess"))
+	return l.(prof.Labels)
+}
+
 // recovered is a task's panic: its value, as it will cross (see
 // panicBody), and its stack.
 type recovered struct {
@@ -86,14 +96,17 @@ type recovered struct {
 	stack []byte
 }
 
-// invokeEntry runs a registered task on its encoded input, recovering a
+// invokeEntry runs a registered task on its encoded input under its pprof
+// labels, recovering a
 // panic on the task's own goroutine (one on a goroutine the task started
 // can't be recovered: it ends the process, which the pool reports). With
 // a Peer the input is decoded by it, its references becoming Buffers; in
 // is the decoded input, for the caller to release what the task kept, or
 // nil if it did not decode.
-func invokeEntry(ctx context.Context, e registry.Entry, input []byte, peer xfer.Peer) (out, in any, err error, p *recovered) {
+func invokeEntry(ctx context.Context, e registry.Entry, labels prof.Labels, input []byte, peer xfer.Peer) (out, in any, err error, p *recovered) {
+	labels.Set()
 	defer func() {
+		prof.Clear()
 		if v := recover(); v != nil {
 			p = &recovered{value: v, stack: debug.Stack()}
 		}
