@@ -76,6 +76,7 @@ func (c *call[In, Out]) drop() {
 
 func (c *call[In, Out]) queueLink() *link         { return &c.link }
 func (c *call[In, Out]) context() context.Context { return c.ctx }
+func (c *call[In, Out]) name() string             { return c.def.name }
 
 func (c *call[In, Out]) check() error {
 	switch {

@@ -69,12 +69,24 @@ func (h *histogram) merge(o *histogram) {
 }
 
 // Summary describes a latency distribution since the pool was created.
-// Quantiles are upper bounds within 12.5% of the true value; Max is exact.
+// Quantiles are upper bounds within 12.5% of the true value; Sum and Max
+// are exact.
 type Summary struct {
 	Count         uint64
+	Sum           time.Duration
 	Mean          time.Duration
 	P50, P90, P99 time.Duration
 	Max           time.Duration
+	// Buckets are the distribution itself, for exporters: each power of
+	// two split in eight, only those with a count, in ascending order.
+	Buckets []Bucket
+}
+
+// Bucket is one bucket of a Summary: Count durations in
+// (the previous bucket's UpperBound, UpperBound].
+type Bucket struct {
+	UpperBound time.Duration
+	Count      uint64
 }
 
 func (h *histogram) summary() Summary {
@@ -82,11 +94,16 @@ func (h *histogram) summary() Summary {
 	for i := range h.buckets {
 		total += h.buckets[i].Load()
 	}
-	s := Summary{Count: total, Max: time.Duration(h.max.Load())}
+	s := Summary{Count: total, Sum: time.Duration(h.sum.Load()), Max: time.Duration(h.max.Load())}
 	if total == 0 {
 		return s
 	}
-	s.Mean = time.Duration(h.sum.Load() / total)
+	s.Mean = s.Sum / time.Duration(total)
+	for i := range h.buckets {
+		if n := h.buckets[i].Load(); n > 0 {
+			s.Buckets = append(s.Buckets, Bucket{UpperBound: time.Duration(bucketTop(i)), Count: n})
+		}
+	}
 	quantile := func(q float64) time.Duration {
 		rank := uint64(q*float64(total-1)) + 1
 		var seen uint64

@@ -55,4 +55,27 @@ func TestSummaryQuantiles(t *testing.T) {
 	}
 	var empty histogram
 	assert.Equal(t, Summary{}, empty.summary())
+
+	// The buckets hold every value once, in order, each under its bound.
+	var n uint64
+	var sum int64
+	for _, v := range values {
+		sum += v
+	}
+	assert.Equal(t, time.Duration(sum), s.Sum)
+	prev := time.Duration(-1)
+	for _, b := range s.Buckets {
+		assert.Greater(t, b.UpperBound, prev)
+		assert.Positive(t, b.Count)
+		prev = b.UpperBound
+		n += b.Count
+	}
+	assert.Equal(t, s.Count, n)
+	below := 0
+	for _, v := range values {
+		if time.Duration(v) <= s.Buckets[0].UpperBound {
+			below++
+		}
+	}
+	assert.EqualValues(t, s.Buckets[0].Count, below)
 }

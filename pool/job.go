@@ -15,6 +15,7 @@ import (
 type job interface {
 	queueLink() *link
 	context() context.Context // the caller's
+	name() string             // the task's
 	// check refuses a submission that can't be taken, before any work: a
 	// nil ctx, an unregistered task, a caller who has given up already.
 	check() error

@@ -45,6 +45,11 @@ type Stats struct {
 	// Utilization is the workers' busy time over their lifetime since New,
 	// in [0, 1]: like Node's event loop utilisation, summed over workers.
 	Utilization float64
+
+	// Tasks breaks down the tasks that ran by task name. A task's counts
+	// may lag its caller by a moment: its worker counts it after waking
+	// the caller.
+	Tasks map[string]TaskStats
 }
 
 // tally is what one worker records about the tasks it ran. The worker is
@@ -52,6 +57,7 @@ type Stats struct {
 type tally struct {
 	waitTime, runTime           histogram
 	completed, failed, canceled atomic.Uint64
+	tasks                       taskTallies
 }
 
 // ran records a finished task and how it ended for its caller (lost: the
@@ -127,10 +133,13 @@ func (p *Pool) Stats() Stats {
 		Submitted: r.submitted.Load(),
 	}
 	sum.merge(&r.retired)
+	tasks := map[string]TaskStats{}
+	r.retired.tasks.addTo(tasks)
 	lived := r.retiredNanos
 	var running int64
 	for w := range p.all {
 		sum.merge(&w.tally)
+		w.tally.tasks.addTo(tasks)
 		lived += t - w.born
 		if w.current != nil {
 			running += t - w.startedAt.Load()
@@ -144,6 +153,9 @@ func (p *Pool) Stats() Stats {
 	if lived > 0 {
 		busy := int64(sum.runTime.sum.Load()) + running
 		s.Utilization = min(1, float64(busy)/float64(lived))
+	}
+	if len(tasks) > 0 {
+		s.Tasks = tasks
 	}
 	return s
 }

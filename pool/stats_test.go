@@ -76,3 +76,35 @@ func TestLoadMirrorsThePool(t *testing.T) {
 	assert.Equal(t, 0, l.Workers)
 	assert.Greater(t, l.RecentRunTime, time.Duration(0))
 }
+
+// Stats.Tasks breaks the tasks that ran down by name, by what their
+// caller got.
+func TestStatsByTask(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 2})
+	ctx := context.Background()
+	for i := range 5 {
+		_, err := pool.Run(ctx, p, add, [2]int{i, i})
+		require.NoError(t, err)
+	}
+	for range 2 {
+		_, err := pool.Run(ctx, p, fail, "no")
+		require.Error(t, err)
+	}
+	c, cancelRun := context.WithCancel(ctx)
+	f, err := pool.Submit(c, p, honorCtx, 1)
+	require.NoError(t, err)
+	waitBusy(t, p, 1)
+	cancelRun()
+	_, err = f.Wait()
+	require.ErrorIs(t, err, context.Canceled)
+	require.Eventually(t, func() bool {
+		st := p.Stats()
+		return st.Tasks["test.honor-ctx"].Canceled == 1 && st.Tasks["test.add"].Completed == 5 && st.Tasks["test.fail"].Failed == 2
+	}, 5*time.Second, time.Millisecond, "%+v", p.Stats().Tasks)
+	st := p.Stats()
+	assert.Len(t, st.Tasks, 3)
+	assert.Zero(t, st.Tasks["test.add"].Failed)
+	assert.Positive(t, st.Tasks["test.add"].RunTime)
+	assert.Equal(t, st.RunTime.Count, uint64(8))
+}

@@ -127,6 +127,7 @@ func (p *Pool) goexited(w *worker, f finished) {
 	f.outcome = f.job.exited()
 	f.end = now()
 	p.record(w, f)
+	w.tally.tasks.of(f.job.name()).ran(f.end-f.start, f.outcome)
 	p.mu.Lock()
 	p.settle(w, f.job)
 	p.retire(w)
@@ -157,7 +158,10 @@ func (p *Pool) deliver(w *worker, f finished) {
 		return
 	}
 	p.record(w, f)
+	name := f.job.name() // before announce lets go of the job
 	p.announce(f)
+	// The breakdown by name costs a map lookup: after the caller is awake.
+	w.tally.tasks.of(name).ran(f.end-f.start, f.outcome)
 }
 
 // record counts a finished job in w's tally. Only w's goroutine calls it.
@@ -228,6 +232,7 @@ func (p *Pool) retire(w *worker) {
 	delete(p.all, w)
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
 	p.stats.retired.merge(&w.tally)
+	p.stats.retired.tasks.merge(&w.tally.tasks)
 	p.stats.retiredNanos += now() - w.born
 	p.checkDrained()
 }
