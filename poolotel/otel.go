@@ -1,0 +1,53 @@
+// Package poolotel reports pools' Stats as OpenTelemetry metrics, through
+// any go.opentelemetry.io/otel/metric Meter.
+//
+//	reg, err := poolotel.Register(otel.Meter("myservice"), "resize", resizePool)
+//	defer reg.Unregister()
+//
+// Like package poolprom it reads Pool.Stats when the reader collects, so
+// it adds nothing to a task's path. Every instrument is observable and
+// carries the attribute pool=NAME:
+//
+//   - counters offload.pool.tasks.{submitted,completed,failed,rejected,canceled}
+//     and offload.pool.workers.{terminated,crashed,recycled};
+//   - gauges offload.pool.workers, offload.pool.workers.busy,
+//     offload.pool.queue.length and offload.pool.utilization;
+//   - offload.pool.queue.wait and offload.pool.run.duration, gauges in
+//     seconds with the attribute quantile (0.5, 0.9, 0.99, 1 for the
+//     maximum) — OpenTelemetry has no observable histogram, and a pool's
+//     histograms are kept by the pool, not recorded through the Meter —
+//     and the counters offload.pool.queue.wait.total and
+//     offload.pool.run.time.total (seconds), whose rates give the means;
+//   - by task name, offload.pool.task.runs{task,outcome} and
+//     offload.pool.task.run.time{task}.
+//
+// For histograms with buckets, use package poolprom.
+package poolotel
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// Register reports p as the pool named name through meter until the
+// returned Registration's Unregister. It fails if p is nil or meter
+// refuses an instrument.
+func Register(meter metric.Meter, name string, p *pool.Pool) (metric.Registration, error) {
+	if p == nil {
+		return nil, fmt.Errorf("poolotel: Register(%q) of a nil pool", name)
+	}
+	in, err := newInstruments(meter)
+	if err != nil {
+		return nil, fmt.Errorf("poolotel: %w", err)
+	}
+	poolAttr := attribute.String("pool", name)
+	return meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		in.observe(o, poolAttr, p.Stats())
+		return nil
+	}, in.all...)
+}

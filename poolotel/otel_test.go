@@ -1,0 +1,132 @@
+package poolotel_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/goleak"
+
+	"github.com/offloadgo/offload/pool"
+	"github.com/offloadgo/offload/poolotel"
+)
+
+func TestMain(m *testing.M) {
+	pool.Main()
+	goleak.VerifyTestMain(m)
+}
+
+var (
+	echo = pool.Register("poolotel.echo", func(_ context.Context, n int) (int, error) { return n, nil })
+	fail = pool.Register("poolotel.fail", func(context.Context, int) (int, error) { return 0, errors.New("no") })
+)
+
+
+func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.Collect(context.Background(), &rm))
+	out := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+// point returns the value of m's data point whose attributes include all
+// of want.
+func point(t *testing.T, m metricdata.Metrics, want ...attribute.KeyValue) float64 {
+	t.Helper()
+	has := func(set attribute.Set) bool {
+		for _, kv := range want {
+			if v, ok := set.Value(kv.Key); !ok || v != kv.Value {
+				return false
+			}
+		}
+		return true
+	}
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, p := range d.DataPoints {
+			if has(p.Attributes) {
+				return float64(p.Value)
+			}
+		}
+	case metricdata.Sum[float64]:
+		for _, p := range d.DataPoints {
+			if has(p.Attributes) {
+				return p.Value
+			}
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			if has(p.Attributes) {
+				return float64(p.Value)
+			}
+		}
+	case metricdata.Gauge[float64]:
+		for _, p := range d.DataPoints {
+			if has(p.Attributes) {
+				return p.Value
+			}
+		}
+	}
+	t.Fatalf("%s has no point with %v", m.Name, want)
+	return 0
+}
+
+// The instruments move as the pool works, read through the SDK's manual
+// reader; Unregister stops the reports.
+func TestRegister(t *testing.T) {
+	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
+	require.NoError(t, err)
+	defer p.Close()
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer provider.Shutdown(context.Background())
+	reg, err := poolotel.Register(provider.Meter("test"), "p", p)
+	require.NoError(t, err)
+	_, err = poolotel.Register(provider.Meter("test"), "nil", nil)
+	require.Error(t, err)
+
+	ctx := context.Background()
+	for i := range 4 {
+		_, err := pool.Run(ctx, p, echo, i)
+		require.NoError(t, err)
+	}
+	_, err = pool.Run(ctx, p, fail, 0)
+	require.Error(t, err)
+	require.Eventually(t, func() bool { return p.Stats().Tasks["poolotel.fail"].Failed == 1 }, 5*time.Second, time.Millisecond)
+
+	poolAttr := attribute.String("pool", "p")
+	m := collect(t, reader)
+	assert.Equal(t, 5.0, point(t, m["offload.pool.tasks.submitted"], poolAttr))
+	assert.Equal(t, 4.0, point(t, m["offload.pool.tasks.completed"], poolAttr))
+	assert.Equal(t, 1.0, point(t, m["offload.pool.tasks.failed"], poolAttr))
+	assert.Equal(t, 1.0, point(t, m["offload.pool.workers"], poolAttr))
+	assert.Equal(t, 0.0, point(t, m["offload.pool.workers.busy"], poolAttr))
+	assert.Greater(t, point(t, m["offload.pool.run.duration"], poolAttr, attribute.Float64("quantile", 1)), 0.0)
+	assert.Greater(t, point(t, m["offload.pool.run.time.total"], poolAttr), 0.0)
+	assert.Equal(t, 4.0, point(t, m["offload.pool.task.runs"], poolAttr,
+		attribute.String("task", "poolotel.echo"), attribute.String("outcome", "completed")))
+	assert.Equal(t, 1.0, point(t, m["offload.pool.task.runs"], poolAttr,
+		attribute.String("task", "poolotel.fail"), attribute.String("outcome", "failed")))
+
+	_, err = pool.Run(ctx, p, echo, 9)
+	require.NoError(t, err)
+	m = collect(t, reader)
+	assert.Equal(t, 6.0, point(t, m["offload.pool.tasks.submitted"], poolAttr), "counters move")
+
+	require.NoError(t, reg.Unregister())
+	m = collect(t, reader)
+	_, reported := m["offload.pool.tasks.submitted"]
+	assert.False(t, reported, "nothing is observed after Unregister")
+}

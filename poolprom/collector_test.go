@@ -1,0 +1,220 @@
+package poolprom_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/offloadgo/offload/pool"
+	"github.com/offloadgo/offload/poolprom"
+)
+
+func TestMain(m *testing.M) {
+	pool.Main() // the test binary is the Subprocess pool's worker
+	goleak.VerifyTestMain(m)
+}
+
+var (
+	echo = pool.Register("poolprom.echo", func(_ context.Context, n int) (int, error) { return n, nil })
+	fail = pool.Register("poolprom.fail", func(context.Context, int) (int, error) { return 0, errors.New("no") })
+	hold = pool.Register("poolprom.hold", func(ctx context.Context, _ int) (int, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	exit3 = pool.Register("poolprom.exit3", func(context.Context, int) (int, error) {
+		os.Exit(3)
+		return 0, nil
+	})
+)
+
+// scrape fetches the metrics as a Prometheus server would, in the text
+// format, and returns them by family name.
+func scrape(t *testing.T, srv *httptest.Server) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	return families
+}
+
+// value returns the value of the series of family name with labels
+// pool=p (and, for more, pairs of label, value).
+func value(t *testing.T, families map[string]*dto.MetricFamily, name, p string, more ...string) float64 {
+	t.Helper()
+	f := families[name]
+	require.NotNil(t, f, "no family %s", name)
+	want := map[string]string{"pool": p}
+	for i := 0; i+1 < len(more); i += 2 {
+		want[more[i]] = more[i+1]
+	}
+next:
+	for _, m := range f.Metric {
+		for _, l := range m.Label {
+			if v, ok := want[l.GetName()]; ok && v != l.GetValue() {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
+		}
+	}
+	t.Fatalf("no series %s%v", name, want)
+	return 0
+}
+
+// Every metric moves as the pools work: scraped through promhttp, in
+// process and in worker processes, counters, gauges, histograms and the
+// breakdown by task.
+func TestCollectorScrape(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inproc, err := pool.New(pool.Options{Workers: 1, MaxQueue: 1})
+	require.NoError(t, err)
+	defer inproc.Close()
+	sub, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess,
+		Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2}})
+	require.NoError(t, err)
+	defer sub.Close()
+
+	c := poolprom.New(poolprom.Options{})
+	require.NoError(t, c.Add("inproc", inproc))
+	require.NoError(t, c.Add("sub", sub))
+	require.Error(t, c.Add("sub", sub), "a name is taken once")
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	m := scrape(t, srv)
+	assert.Zero(t, value(t, m, "offload_submitted_total", "inproc"))
+	assert.Zero(t, value(t, m, "offload_run_seconds", "inproc"))
+
+	// In process: results, an error, a rejection, a cancel, a busy worker.
+	for i := range 3 {
+		_, err := pool.Run(ctx, inproc, echo, i)
+		require.NoError(t, err)
+	}
+	_, err = pool.Run(ctx, inproc, fail, 0)
+	require.Error(t, err)
+	holdCtx, release := context.WithCancel(ctx)
+	held, err := pool.Submit(holdCtx, inproc, hold, 0)
+	require.NoError(t, err)
+	queued, err := pool.Submit(ctx, inproc, echo, 7)
+	require.NoError(t, err)
+	_, err = pool.Submit(ctx, inproc, echo, 8)
+	require.ErrorIs(t, err, pool.ErrQueueFull)
+	require.Eventually(t, func() bool { return inproc.Stats().Busy == 1 }, 5*time.Second, time.Millisecond)
+	m = scrape(t, srv)
+	assert.Equal(t, 1.0, value(t, m, "offload_busy_workers", "inproc"))
+	assert.Equal(t, 1.0, value(t, m, "offload_queued_tasks", "inproc"))
+	assert.Equal(t, 1.0, value(t, m, "offload_workers", "inproc"))
+	assert.Equal(t, 1.0, value(t, m, "offload_rejected_total", "inproc"))
+	release()
+	_, err = held.Wait()
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = queued.Wait()
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return inproc.Stats().Tasks["poolprom.hold"].Canceled == 1 }, 5*time.Second, time.Millisecond)
+
+	m = scrape(t, srv)
+	st := inproc.Stats()
+	assert.Equal(t, 6.0, value(t, m, "offload_submitted_total", "inproc"))
+	assert.Equal(t, float64(st.Completed), value(t, m, "offload_completed_total", "inproc"))
+	assert.Equal(t, 4.0, value(t, m, "offload_completed_total", "inproc"))
+	assert.Equal(t, 1.0, value(t, m, "offload_failed_total", "inproc"))
+	assert.Equal(t, 1.0, value(t, m, "offload_canceled_total", "inproc"))
+	assert.Equal(t, 0.0, value(t, m, "offload_busy_workers", "inproc"))
+	assert.Equal(t, 6.0, value(t, m, "offload_run_seconds", "inproc"), "every run is in the histogram")
+	assert.Equal(t, 6.0, value(t, m, "offload_queue_wait_seconds", "inproc"))
+	assert.Greater(t, value(t, m, "offload_utilization", "inproc"), 0.0)
+	assert.Equal(t, 4.0, value(t, m, "offload_task_runs_total", "inproc", "task", "poolprom.echo", "outcome", "completed"))
+	assert.Equal(t, 1.0, value(t, m, "offload_task_runs_total", "inproc", "task", "poolprom.fail", "outcome", "failed"))
+	assert.Equal(t, 1.0, value(t, m, "offload_task_runs_total", "inproc", "task", "poolprom.hold", "outcome", "canceled"))
+	assert.Greater(t, value(t, m, "offload_task_run_seconds_total", "inproc", "task", "poolprom.hold"), 0.0)
+
+	// Worker processes: a crash, a recycle, a termination.
+	_, err = pool.Run(ctx, sub, exit3, 0)
+	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+	for i := range 3 { // the third on the recycled process's successor, which is then up
+		_, err := pool.Run(ctx, sub, echo, i)
+		require.NoError(t, err)
+	}
+	holdCtx, release = context.WithCancel(ctx)
+	held, err = pool.Submit(holdCtx, sub, hold, 0)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return sub.Stats().Busy == 1 }, 5*time.Second, time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // the call reaches its worker process
+	release()
+	_, err = held.Wait()
+	require.ErrorIs(t, err, context.Canceled)
+	require.Eventually(t, func() bool {
+		m = scrape(t, srv)
+		return value(t, m, "offload_crashed_total", "sub") == 1 &&
+			value(t, m, "offload_recycled_total", "sub") == 1 &&
+			value(t, m, "offload_terminated_total", "sub") == 1
+	}, 10*time.Second, 5*time.Millisecond, "crashed, recycled and terminated reach the scrape: %+v", sub.Stats())
+	assert.Equal(t, 5.0, value(t, m, "offload_submitted_total", "sub"))
+
+	problems, err := testutil.CollectAndLint(c)
+	require.NoError(t, err)
+	assert.Empty(t, problems, "the metrics follow Prometheus' naming rules")
+}
+
+// A scraper that negotiates the protobuf format gets native histograms
+// too, whose counts add up to the classic ones.
+func TestCollectorNativeHistograms(t *testing.T) {
+	p, err := pool.New(pool.Options{Workers: 1})
+	require.NoError(t, err)
+	defer p.Close()
+	for i := range 50 {
+		_, err := pool.Run(context.Background(), p, echo, i)
+		require.NoError(t, err)
+	}
+	c := poolprom.New(poolprom.Options{Namespace: "test"})
+	require.NoError(t, c.Add("p", p))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	var h *dto.Histogram
+	for _, f := range families {
+		if f.GetName() == "test_run_seconds" {
+			h = f.Metric[0].Histogram
+		}
+	}
+	require.NotNil(t, h)
+	assert.EqualValues(t, 3, h.GetSchema())
+	assert.NotEmpty(t, h.PositiveSpan)
+	var n, count int64
+	for _, d := range h.PositiveDelta {
+		count += d
+		n += count
+	}
+	assert.EqualValues(t, h.GetSampleCount(), uint64(n)+h.GetZeroCount(), "native buckets hold every sample")
+	last := h.Bucket[len(h.Bucket)-1]
+	assert.LessOrEqual(t, last.GetCumulativeCount(), h.GetSampleCount())
+	assert.EqualValues(t, 50, h.GetSampleCount())
+}

@@ -1,0 +1,49 @@
+package poolprom
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// descs are a Collector's metric descriptors.
+type descs struct {
+	submitted, completed, failed, rejected, canceled *prometheus.Desc
+	terminated, crashed, recycled                    *prometheus.Desc
+	workers, busy, queued, utilization               *prometheus.Desc
+	queueWait, runTime                               *prometheus.Desc
+	taskRuns, taskRunSeconds                         *prometheus.Desc
+}
+
+func newDescs(ns string) descs {
+	pool := []string{"pool"}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, labels, nil)
+	}
+	return descs{
+		submitted:      desc("submitted_total", "Tasks the pool accepted.", pool...),
+		completed:      desc("completed_total", "Tasks whose caller got their result.", pool...),
+		failed:         desc("failed_total", "Tasks whose caller got their error: returned, panicked, or their worker process died under them.", pool...),
+		rejected:       desc("rejected_total", "Submissions refused: queue full, pool closed, unknown task, a done ctx.", pool...),
+		canceled:       desc("canceled_total", "Tasks whose caller got a ctx error or ErrClosed instead of a result.", pool...),
+		terminated:     desc("terminated_total", "Worker processes terminated for a task whose caller gave up or whose pool closed.", pool...),
+		crashed:        desc("crashed_total", "Worker processes that died on their own.", pool...),
+		recycled:       desc("recycled_total", "Worker processes replaced after MaxTasksPerWorker tasks.", pool...),
+		workers:        desc("workers", "Live workers, including those starting.", pool...),
+		busy:           desc("busy_workers", "Workers running a task.", pool...),
+		queued:         desc("queued_tasks", "Accepted tasks waiting for a worker.", pool...),
+		utilization:    desc("utilization", "Workers' busy time over their lifetime, 0 to 1.", pool...),
+		queueWait:      desc("queue_wait_seconds", "Time tasks spent in the queue (0 when handed straight to an idle worker).", pool...),
+		runTime:        desc("run_seconds", "Time from a worker picking a task up to its return.", pool...),
+		taskRuns:       desc("task_runs_total", "Tasks that ran, by name and by what their caller got.", "pool", "task", "outcome"),
+		taskRunSeconds: desc("task_run_seconds_total", "Run time of the tasks that ran, by name.", "pool", "task"),
+	}
+}
+
+// each calls f on every descriptor.
+func (d *descs) each(f func(*prometheus.Desc)) {
+	for _, desc := range []*prometheus.Desc{
+		d.submitted, d.completed, d.failed, d.rejected, d.canceled,
+		d.terminated, d.crashed, d.recycled,
+		d.workers, d.busy, d.queued, d.utilization,
+		d.queueWait, d.runTime, d.taskRuns, d.taskRunSeconds,
+	} {
+		f(desc)
+	}
+}

@@ -1,0 +1,32 @@
+// Package poolprom exports pools' Stats to Prometheus: a
+// prometheus.Collector for one or more pools, each labelled pool="NAME".
+//
+// Register it once and add the pools it reports:
+//
+//	c := poolprom.New(poolprom.Options{})
+//	c.Add("resize", resizePool)
+//	prometheus.MustRegister(c)
+//	http.Handle("/metrics", promhttp.Handler())
+//
+// Everything is read from Pool.Stats at scrape time (a few microseconds
+// under each pool's lock per scrape): nothing is added to a task's path,
+// so a pool costs the same with or without a collector. The metrics,
+// with Options.Namespace (default "offload") as their prefix:
+//
+//   - counters: submitted, completed, failed, rejected, canceled (tasks);
+//     terminated, crashed, recycled (worker processes) — each
+//     NAMESPACE_<what>_total{pool};
+//   - gauges: NAMESPACE_workers, NAMESPACE_busy_workers,
+//     NAMESPACE_queued_tasks and NAMESPACE_utilization (busy time over
+//     worker time, 0 to 1);
+//   - histograms: NAMESPACE_queue_wait_seconds and NAMESPACE_run_seconds,
+//     with classic buckets (Options.Buckets) and, for scrapers that ask
+//     for them (the protobuf format), native buckets (schema 3: eight per
+//     power of two, as the pool's own histograms are kept; their bounds
+//     are the pool's, within 12.5%);
+//   - by task name: NAMESPACE_task_runs_total{pool,task,outcome} (outcome
+//     completed, failed or canceled) and
+//     NAMESPACE_task_run_seconds_total{pool,task}.
+//
+// A Collector is safe for concurrent use.
+package poolprom
