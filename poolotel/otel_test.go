@@ -27,7 +27,6 @@ var (
 	fail = pool.Register("poolotel.fail", func(context.Context, int) (int, error) { return 0, errors.New("no") })
 )
 
-
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
 	t.Helper()
 	var rm metricdata.ResourceMetrics

@@ -69,7 +69,9 @@ func (c *Collector) Remove(name string) {
 }
 
 // Describe sends the descriptors of every metric the Collector can report.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) { c.descs.each(func(d *prometheus.Desc) { ch <- d }) }
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	c.descs.each(func(d *prometheus.Desc) { ch <- d })
+}
 
 // Collect reads each pool's Stats and sends its metrics, pools in name
 // order.
