@@ -1,13 +1,16 @@
 // Command demo exercises an in-process offload pool and prints what it did:
 // a burst that overflows the bounded queue, a cancelled queued task, a
-// deadline on a running task, a panic, and the pool's stats.
+// deadline on a running task, a panic, the pool's stats, and a few of the
+// lines its Prometheus endpoint serves.
 //
 //	go run ./bench/demo
+//	go run ./bench/demo -debug localhost:6060  # then keep serving /debug/metrics, /debug/vars, /debug/pprof/
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -42,18 +45,24 @@ var crash = pool.Register("demo.panic", func(context.Context, string) (int, erro
 })
 
 func main() {
-	if err := run(); err != nil {
+	debugAddr := flag.String("debug", "", "after the tour, serve /debug/metrics, /debug/vars and /debug/pprof/ on this address, with a trickle of work, until interrupted")
+	flag.Parse()
+	if err := run(*debugAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(debugAddr string) error {
 	p, err := pool.New(pool.Options{Workers: 2}) // MaxQueue auto = 2² = 4
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	mux, err := debugMux(p)
+	if err != nil {
+		return err
+	}
 	o := p.Options()
 	fmt.Printf("pool: %d workers, MaxQueue %d (auto = Workers²), capacity %d\n\n", o.Workers, o.MaxQueue, o.Workers+o.MaxQueue)
 
@@ -124,13 +133,22 @@ func run() error {
 	fmt.Println("   the next task ran fine")
 	fmt.Println()
 
+	fmt.Println("5. what the /debug/metrics endpoint serves (a few of its lines):")
+	if err := showMetrics(mux); err != nil {
+		return err
+	}
+	fmt.Println()
+	if debugAddr != "" {
+		return serveDebug(ctx, debugAddr, mux, p, rounds)
+	}
+
 	sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
 	defer scancel()
 	if err := p.Shutdown(sctx); err != nil {
 		return err
 	}
 	st := p.Stats()
-	fmt.Println("5. stats after Shutdown:")
+	fmt.Println("6. stats after Shutdown:")
 	fmt.Printf("   submitted %d, completed %d, failed %d, rejected %d, canceled %d\n",
 		st.Submitted, st.Completed, st.Failed, st.Rejected, st.Canceled)
 	fmt.Printf("   wait time p50 %v p99 %v max %v\n", ms(st.WaitTime.P50), ms(st.WaitTime.P99), ms(st.WaitTime.Max))
