@@ -245,6 +245,20 @@ func runBatch(b *testing.B, input func(int) int, task pool.Task[int, int], direc
 		}
 		reportPerTask(b)
 	})
+	b.Run("peer=pond-submit-waitgroup", func(b *testing.B) {
+		p := newPond(workers)
+		defer p.StopAndWait()
+		b.ReportAllocs()
+		for b.Loop() {
+			var wg sync.WaitGroup
+			wg.Add(batch)
+			for i := range batch {
+				p.Submit(func() { sink.Add(int64(direct(input(i)))); wg.Done() })
+			}
+			wg.Wait()
+		}
+		reportPerTask(b)
+	})
 	b.Run("peer=pond-result-futures", func(b *testing.B) {
 		p := pond.NewResultPool[int](workers)
 		defer p.StopAndWait()

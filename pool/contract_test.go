@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"runtime"
 	"testing"
 	"time"
@@ -227,6 +229,7 @@ func TestLateDeathFailsNoTask(t *testing.T) {
 				pid, err := pool.Run(ctx, p, dieAfterReply, how)
 				require.NoError(t, err, "round %d", i)
 				if how == "stray-panic" {
+					require.NoError(t, syscall.Kill(pid, syscall.SIGUSR1)) // the reply is in: now panic
 					waitGone(t, pid)
 				}
 				next, err := pool.Run(ctx, p, procPID, struct{}{})
@@ -258,14 +261,17 @@ func waitGone(t *testing.T, pid int) {
 // dieAfterReply returns its pid and dooms its worker process: it closes
 // the channel's read end (nothing reads it while the task runs; the
 // process fails its next read, after this reply and before the next call),
-// or leaves a goroutine that panics a moment later.
+// or leaves a goroutine that panics when the test, having the reply,
+// sends the process SIGUSR1.
 var dieAfterReply = pool.Register("test.die-after-reply", func(_ context.Context, how string) (int, error) {
 	switch how {
 	case "close-channel":
 		os.NewFile(3, "channel").Close()
 	case "stray-panic":
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
 		go func() {
-			time.Sleep(time.Millisecond)
+			<-usr1
 			panic("a stray goroutine panics after its task returned")
 		}()
 	}
