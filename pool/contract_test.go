@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
