@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
@@ -12,9 +11,9 @@ import (
 	"github.com/offloadgo/offload/internal/xfer"
 )
 
-func (c *call[In, Out]) run(r transport.Runner) outcome {
+func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome {
 	if r != nil {
-		return c.runThere(r)
+		return c.runThere(r, scratch)
 	}
 	out, err := c.invoke()
 	if err == nil && c.def.holdsOut {
@@ -33,14 +32,16 @@ func handOver[T any](v T) (T, error) {
 
 // runThere runs the task through r, on the payload prepare encoded or,
 // for an input that can hold Buffers, on the input r encodes as it sends
-// it. (Apart from run, so that the output escapes to the heap only here.)
-func (c *call[In, Out]) runThere(r transport.Runner) outcome {
+// it; m is the worker's, reused call after call. (Apart from run, so that
+// the output escapes to the heap only here.)
+func (c *call[In, Out]) runThere(r transport.Runner, m *transport.Call) outcome {
 	var out Out
-	m := transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover}
+	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
 	}
-	err := c.publicErr(r.Exchange(c.runCtx, &m))
+	err := c.publicErr(r.Exchange(c.runCtx, m))
+	*m = transport.Call{} // it would keep the input and the output alive
 	c.ran()
 	return c.conclude(out, err)
 }
@@ -64,20 +65,19 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 	return c.def.fn(c.runCtx, c.in)
 }
 
-// publicErr turns the reports of a task run elsewhere into this package's
-// error types; the sentinels are this package's already.
+// publicErr turns the reports of a task run elsewhere, which transports
+// return as they are, into this package's error types; the sentinels are
+// this package's already.
 func (c *call[In, Out]) publicErr(err error) error {
-	var te *transport.TaskError
-	var tp *transport.Panic
-	switch {
-	case errors.As(err, &te):
-		return &RemoteError{Task: c.def.name, Message: te.Message}
-	case errors.As(err, &tp):
-		value := tp.Value
+	switch e := err.(type) {
+	case *transport.TaskError:
+		return &RemoteError{Task: c.def.name, Message: e.Message}
+	case *transport.Panic:
+		value := e.Value
 		if te, ok := value.(*transport.TaskError); ok {
 			value = &RemoteError{Task: c.def.name, Message: te.Message}
 		}
-		return &PanicError{Task: c.def.name, Value: value, Stack: tp.Stack}
+		return &PanicError{Task: c.def.name, Value: value, Stack: e.Stack}
 	}
 	return err
 }

@@ -33,9 +33,9 @@ type job interface {
 	// is the pool's own, so that no caller code runs under the lock. On
 	// error nothing has changed.
 	enter(p *Pool, watch bool) error
-	// run executes the task — on this goroutine, or through r — and claims
-	// the future for its result.
-	run(r transport.Runner) outcome
+	// run executes the task — on this goroutine, or through r with the
+	// worker's scratch Call — and claims the future for its result.
+	run(r transport.Runner, scratch *transport.Call) outcome
 	// exited ends a job whose task called runtime.Goexit on the worker's
 	// goroutine, as run would have had the task returned ErrGoexit.
 	exited() outcome

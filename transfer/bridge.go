@@ -22,6 +22,17 @@ func init() {
 // handOverAt is handOverValue for the value ptr points to, rewritten in
 // place: the transports know a task's input only by a pointer to it.
 func handOverAt(ptr any) error {
+	if bp, ok := ptr.(**Buffer); ok { // the common "move this one Buffer" case, without reflection
+		if *bp == nil {
+			return nil
+		}
+		blk, err := (*bp).take()
+		if err != nil {
+			return err
+		}
+		*bp = newHandle(blk)
+		return nil
+	}
 	v := reflect.ValueOf(ptr).Elem()
 	if !canHoldType(v.Type()) {
 		return nil

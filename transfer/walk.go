@@ -22,7 +22,39 @@ type ptrKey struct {
 type rewriter struct {
 	replace func(*Buffer) (*Buffer, error)
 	deep    bool
-	ptrs    map[ptrKey]reflect.Value
+	ptrs    ptrMemo
+}
+
+// ptrMemo maps the pointers a rewrite met to their copies. Most values
+// hold a pointer or two, so the first few live in an array, and only a
+// value with more makes the map.
+type ptrMemo struct {
+	n    int
+	keys [4]ptrKey
+	vals [4]reflect.Value
+	more map[ptrKey]reflect.Value
+}
+
+func (m *ptrMemo) get(k ptrKey) (reflect.Value, bool) {
+	for i := range m.n {
+		if m.keys[i] == k {
+			return m.vals[i], true
+		}
+	}
+	v, ok := m.more[k]
+	return v, ok
+}
+
+func (m *ptrMemo) put(k ptrKey, v reflect.Value) {
+	if m.n < len(m.keys) {
+		m.keys[m.n], m.vals[m.n] = k, v
+		m.n++
+		return
+	}
+	if m.more == nil {
+		m.more = map[ptrKey]reflect.Value{}
+	}
+	m.more[k] = v
 }
 
 func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
@@ -37,11 +69,8 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 			return v, nil
 		}
 		key := ptrKey{v.UnsafePointer(), t}
-		if p, ok := w.ptrs[key]; ok {
+		if p, ok := w.ptrs.get(key); ok {
 			return p, nil
-		}
-		if w.ptrs == nil {
-			w.ptrs = map[ptrKey]reflect.Value{}
 		}
 		if t == bufferPtrType {
 			nb, err := w.replace(v.Interface().(*Buffer))
@@ -49,11 +78,11 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 				return v, err
 			}
 			p := reflect.ValueOf(nb)
-			w.ptrs[key] = p
+			w.ptrs.put(key, p)
 			return p, nil
 		}
 		p := reflect.New(t.Elem())
-		w.ptrs[key] = p
+		w.ptrs.put(key, p)
 		elem, err := w.rewrite(v.Elem())
 		if err != nil {
 			return v, err
