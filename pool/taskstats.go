@@ -26,11 +26,24 @@ type taskTally struct {
 // worker counts a task with one lookup and no allocation.
 type taskTallies struct {
 	m atomic.Pointer[map[string]*taskTally]
+	// last is the name the owner counted last, lastTask its tally: a
+	// worker that runs one task over and over skips the map.
+	last     string
+	lastTask *taskTally
 }
 
 // of returns the tally of task name, adding it if new. Only the owner
 // calls it.
 func (ts *taskTallies) of(name string) *taskTally {
+	if ts.lastTask != nil && name == ts.last {
+		return ts.lastTask
+	}
+	t := ts.lookup(name)
+	ts.last, ts.lastTask = name, t
+	return t
+}
+
+func (ts *taskTallies) lookup(name string) *taskTally {
 	old := ts.m.Load()
 	if old != nil {
 		if t := (*old)[name]; t != nil {
