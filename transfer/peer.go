@@ -104,7 +104,7 @@ func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
 			}
 			moves = append(moves, m)
 			wire := newHandle(m.send)
-			wire.wire = true
+			wire.wire = wireRef
 			return wire, nil
 		},
 	}
@@ -221,6 +221,11 @@ func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 	}
 	var resolved []*Buffer
 	_ = visit(rv, false, func(b *Buffer) error {
+		if b.inline != nil {
+			b.inline = nil
+			err = firstErr(err, fmt.Errorf("%w: a copied Buffer on a shared-memory link", xfer.ErrBadRef))
+			return nil
+		}
 		if b.pending == nil {
 			return nil
 		}
