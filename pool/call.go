@@ -32,6 +32,11 @@ type call[In, Out any] struct {
 	// handover says whether a transport has sent the call to its worker.
 	handover transport.Handover
 
+	// sentAt is when a transport last said the task started where it runs
+	// (see transport.Call.Start), or 0; written and read by the worker
+	// goroutine that runs the call.
+	sentAt int64
+
 	// refs counts who still holds a recycled call: Run's caller and the
 	// pool (queue or worker). The last to let go puts it back in
 	// def.calls. Submit's calls are never recycled (their Future is the

@@ -45,7 +45,7 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 // send runs the task through r, on the payload prepare encoded or, for an
 // input that can hold Buffers, on the input r encodes as it sends it.
 func (c *call[In, Out]) send(r transport.Runner, out *Out) error {
-	m := transport.Call{Task: c.def.name, Payload: c.payload, Out: out, OutMoves: c.def.holdsOut, Handover: &c.handover}
+	m := transport.Call{Task: c.def.name, Payload: c.payload, Out: out, OutMoves: c.def.holdsOut, Handover: &c.handover, Start: c}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
 	}
@@ -69,6 +69,11 @@ func (c *call[In, Out]) publicErr(err error) error {
 	}
 	return err
 }
+
+// Started records that the transport sent the task where it runs.
+func (c *call[In, Out]) Started() { c.sentAt = now() }
+
+func (c *call[In, Out]) runStart() int64 { return c.sentAt }
 
 // Retake decodes the input a dead worker process never read with the Peer
 // it was encoded with: its Buffers come back from that Peer's books, as

@@ -35,6 +35,9 @@ type job interface {
 	// run executes the task — on this goroutine, or through r — and claims
 	// the future for its result.
 	run(r transport.Runner) outcome
+	// runStart is when a transport said the task started where it runs,
+	// or 0 (see transport.Call.Start). Only the worker that ran it asks.
+	runStart() int64
 	// exited ends a job whose task called runtime.Goexit on the worker's
 	// goroutine, as run would have had the task returned ErrGoexit.
 	exited() outcome

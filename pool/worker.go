@@ -107,6 +107,10 @@ func (p *Pool) work(w *worker) {
 		done.outcome = j.run(w.runner)
 		running = false
 		done.end = now()
+		if s := j.runStart(); s > done.start {
+			// A Remote runner waited for a node's slot: that was waiting.
+			done.wait, done.start = done.wait+s-done.start, s
+		}
 		p.lockWorker()
 	}
 }
