@@ -69,7 +69,7 @@ func parseAdvert(data []byte) (advert, error) {
 		return advert{}, fmt.Errorf("%w: advert flags %#x, heartbeat %v", errCorrupt, body[16], a.heartbeat)
 	}
 	body = body[17:]
-	n, k := binary.Uvarint(body)
+	n, k := uvarint(body)
 	if k <= 0 || n > maxIDLen || uint64(len(body)-k) != n {
 		return advert{}, fmt.Errorf("%w: advert's node ID", errCorrupt)
 	}

@@ -49,7 +49,20 @@ func connect(t *testing.T, s *embedded.Server) *nats.Conn {
 type node struct {
 	nc   *nats.Conn
 	stop context.CancelFunc
-	done chan error
+	done chan struct{} // closed when Serve has returned err
+	err  error
+}
+
+// wait waits (at most 10 s) for Serve to return, and returns its error.
+func (n *node) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case <-n.done:
+		return n.err
+	case <-time.After(10 * time.Second):
+		t.Error("Serve did not return within 10 s")
+		return nil
+	}
 }
 
 // serve runs a node on its own connection to s, until the test ends or
@@ -64,15 +77,14 @@ func serve(t *testing.T, s *embedded.Server, o natsremote.ServeOptions) *node {
 	}
 	nc := connect(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &node{nc: nc, stop: cancel, done: make(chan error, 1)}
-	go func() { n.done <- natsremote.Serve(ctx, nc, o) }()
+	n := &node{nc: nc, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(n.done)
+		n.err = natsremote.Serve(ctx, nc, o)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-n.done:
-		case <-time.After(10 * time.Second):
-			t.Error("Serve did not return within 10 s of its ctx's end")
-		}
+		n.wait(t)
 	})
 	return n
 }

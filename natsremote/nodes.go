@@ -23,7 +23,7 @@ type node struct {
 
 	workers, busy, free int
 	heartbeat           time.Duration // between its adverts
-	advertAt            time.Time     // its last report: advert, or answer
+	advertAt            time.Time     // its last advert
 	heardAt             time.Time     // anything from it
 	pingedAt            time.Time
 	// watchedAt is when its first call of a busy spell was sent: its
@@ -51,9 +51,10 @@ func (n *node) silence(now time.Time) time.Duration {
 // room is how many calls the node would take now, by our reckoning.
 func (n *node) room() int { return n.free - n.sentSince }
 
-// report records the node's free slots as it just told them.
+// report records the node's free slots as it just told them (in an
+// advert, an answer or a pong).
 func (n *node) report(free int, now time.Time) {
-	n.free, n.sentSince, n.advertAt, n.heardAt = free, 0, now, now
+	n.free, n.sentSince, n.heardAt = free, 0, now
 }
 
 // onAdvert takes a node's advert: a node joins, updates its figures, or
@@ -78,7 +79,7 @@ func (s *submitter) onAdvert(msg *nats.Msg) {
 		s.env.Logger.Info("natsremote: node joined", "pool", s.o.Pool, "node", a.id, "workers", a.workers)
 		s.env.Events.Event(transport.Event{Kind: transport.Started, Node: a.id})
 	}
-	n.workers, n.busy, n.heartbeat, n.leaving = a.workers, a.busy, a.heartbeat, a.leaving
+	n.workers, n.busy, n.heartbeat, n.leaving, n.advertAt = a.workers, a.busy, a.heartbeat, a.leaving, now
 	n.report(a.free, now)
 	if n.leaving && len(n.calls) == 0 {
 		s.drop(n, transport.Retired)
@@ -126,7 +127,7 @@ func (s *submitter) pick(ctx context.Context, task string, p *pending) error {
 		now := time.Now()
 		s.mu.Lock()
 		var a, b *node
-		seen, refused := 0, 0
+		seen, refused, roomy := 0, 0, 0
 		for _, n := range s.nodes {
 			if !s.live(n, now) {
 				continue
@@ -140,12 +141,12 @@ func (s *submitter) pick(ctx context.Context, task string, p *pending) error {
 			}
 			// Two distinct nodes with room, drawn uniformly (reservoir
 			// sampling keeps this one pass, without a slice).
-			switch k := seen - refused; {
+			switch roomy++; {
 			case a == nil:
 				a = n
 			case b == nil:
 				b = n
-			case rand.IntN(k) < 2:
+			case rand.IntN(roomy) < 2:
 				if rand.IntN(2) == 0 {
 					a = n
 				} else {

@@ -28,18 +28,8 @@ type copyPeer struct{}
 // checks v as Check does first, so a value that can't cross fails before
 // anything is written; it never returns segments.
 func (copyPeer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
-	if v == nil {
-		return nil, enc.Encode(nil)
-	}
-	rv := reflect.ValueOf(v)
-	info := infoOf(rv.Type())
-	if info.bad != "" {
-		return nil, fmt.Errorf("%w: %s", ErrNotTransferable, info.bad)
-	}
-	if !info.holds {
-		return nil, enc.Encode(v)
-	}
-	if err := checkValue(v); err != nil {
+	rv, done, err := encodePlain(enc, v)
+	if done {
 		return nil, err
 	}
 	w := rewriter{replace: func(b *Buffer) (*Buffer, error) {

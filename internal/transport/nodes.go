@@ -8,10 +8,10 @@ import "time"
 type NodeStats struct {
 	ID       string // the node's name, as it advertises itself
 	Workers  int    // its slots: the workers of its local pool
-	Busy     int    // slots in use, as last reported
-	Free     int    // slots free, as last reported
+	Busy     int    // slots in use, as last advertised
+	Free     int    // slots free, as last reported (adverts, answers)
 	InFlight int    // this pool's calls the node runs now
-	// AdvertAge is how long ago the node last reported its figures.
+	// AdvertAge is how long ago the node last advertised.
 	AdvertAge time.Duration
 }
 
