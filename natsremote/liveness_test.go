@@ -81,3 +81,23 @@ func TestLostNodeFailsItsCallsOthersRunOnSurvivors(t *testing.T) {
 	assert.EqualValues(t, 1, st.Crashed, "the node's loss: %+v", st)
 	require.Error(t, a.wait(t), "Serve ends when its connection closes")
 }
+
+// A node ends the calls of a submitter that vanished (its connection
+// closed, or it crashed) once their pings stop, within 3 heartbeats.
+func TestVanishedSubmitterEndsItsTasks(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	serve(t, s, natsremote.ServeOptions{Pool: "vanished", Local: pool.Options{Workers: 1}})
+	observer := remotePool(t, connect(t, s), "vanished", pool.Options{Workers: 1})
+	nc := connect(t, s)
+	p := remotePool(t, nc, "vanished", pool.Options{Workers: 1})
+	waitNodes(t, p, 1)
+	f, err := pool.Submit(testCtx(t), p, hold, "vanished")
+	require.NoError(t, err)
+	holdStarted(t, "vanished")
+	nc.Close() // the submitter is gone, without a word
+	waitIdle(t, observer)
+	assert.Equal(t, 1, gateFor("vanished").runs.Load())
+	_, err = f.Wait()
+	require.ErrorIs(t, err, pool.ErrNodeLost, "from where the submitter sits, the node went silent")
+}
