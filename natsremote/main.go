@@ -27,7 +27,7 @@ import (
 //	OFFLOAD_NATS_NAME       ServeOptions.Name
 //	OFFLOAD_NATS_DRAIN      ServeOptions.Drain, as time.ParseDuration reads it
 const (
-	EnvURL       = nodehook.EnvURL
+	EnvURL       = "OFFLOAD_NATS_URL" // what pool.Main looks for
 	EnvPool      = "OFFLOAD_NATS_POOL"
 	EnvWorkers   = "OFFLOAD_NATS_WORKERS"
 	EnvIsolation = "OFFLOAD_NATS_ISOLATION"

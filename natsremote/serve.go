@@ -31,7 +31,8 @@ import (
 // served; a call for a task the node lacks, or whose In or Out type
 // differs from the submitter's (another build), is refused and never
 // runs. Any number of nodes may serve one pool; each needs a unique ID
-// (see ServeOptions.Name).
+// (see ServeOptions.Name). Serve may run more than once at a time, on one
+// connection or several: each is a node of its own.
 func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 	if nc == nil {
 		return errors.New("natsremote: Serve with a nil *nats.Conn")

@@ -19,13 +19,14 @@ type Cluster struct {
 }
 
 // StartCluster starts n servers, each listening for clients on 127.0.0.1
-// (Options.Listen is implied) and routed to the others over 127.0.0.1,
-// and returns once every one routes to every other (at most 10 s).
+// (Options.Listen is implied, Options.Port ignored: the kernel picks) and
+// routed to the others over 127.0.0.1, and returns once every one routes
+// to every other (at most 10 s).
 func StartCluster(n int, o Options) (*Cluster, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("embedded: a cluster of %d servers, want at least 2", n)
 	}
-	o.Listen = true
+	o.Listen, o.Port = true, 0
 	c := &Cluster{}
 	var seed *url.URL
 	for i := range n {

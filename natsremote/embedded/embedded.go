@@ -8,6 +8,7 @@
 package embedded
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -19,10 +20,12 @@ import (
 // Options configure a Server. The zero value is a server without a
 // listener and with the NATS defaults.
 type Options struct {
-	// Listen makes the server accept TCP clients too, on 127.0.0.1 at a
-	// port the kernel picks (see ClientURL): for worker nodes in other
-	// processes of this machine. It never listens on another address.
+	// Listen makes the server accept TCP clients too, on 127.0.0.1 (see
+	// ClientURL): for worker nodes in other processes of this machine.
+	// It never listens on another address.
 	Listen bool
+	// Port is the port Listen listens on; 0 means one the kernel picks.
+	Port int
 	// MaxPayload is the largest message the server takes, in bytes. 0
 	// means the NATS default, 1 MiB.
 	MaxPayload int32
@@ -47,7 +50,7 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 	opts := &server.Options{
 		ServerName: "offload-embedded",
 		Host:       "127.0.0.1",
-		Port:       server.RANDOM_PORT,
+		Port:       cmp.Or(o.Port, server.RANDOM_PORT),
 		DontListen: !o.Listen,
 		MaxPayload: o.MaxPayload,
 		NoLog:      true,
