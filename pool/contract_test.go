@@ -223,19 +223,31 @@ func TestLateDeathFailsNoTask(t *testing.T) {
 			p, _ := newProcPool(t, pool.Options{Workers: 1})
 			ctx := testCtx(t)
 			const n = 15
+			early := 0 // rounds whose death came before the reply after all
 			for i := range n {
 				pid, err := pool.Run(ctx, p, dieAfterReply, how)
-				require.NoError(t, err, "round %d", i)
-				if how == "stray-panic" {
-					waitGone(t, pid)
+				if errors.Is(err, pool.ErrWorkerCrashed) {
+					// Under CPU load the task can outlast the worker's 1 ms
+					// reader delay (a new reader then meets the closed
+					// channel) or its stray goroutine can panic first: the
+					// death fails this task, rightly, and the round shows
+					// nothing about a late one.
+					t.Logf("round %d: the worker died before its reply: %v", i, err)
+					early++
+				} else {
+					require.NoError(t, err, "round %d", i)
+					if how == "stray-panic" {
+						waitGone(t, pid)
+					}
 				}
 				next, err := pool.Run(ctx, p, procPID, struct{}{})
 				require.NoError(t, err, "round %d: the next task is not blamed for the death", i)
 				assert.NotEqual(t, pid, next)
 			}
+			assert.Less(t, early, n/2, "most deaths come after the reply")
 			st := p.Stats()
-			assert.EqualValues(t, 2*n, st.Completed, "%+v", st)
-			assert.Zero(t, st.Failed, "%+v", st)
+			assert.EqualValues(t, 2*n-early, st.Completed, "%+v", st)
+			assert.EqualValues(t, early, st.Failed, "%+v", st)
 			assert.EqualValues(t, n, st.Crashed, "every death is counted once: %+v", st)
 		})
 	}
@@ -265,7 +277,7 @@ var dieAfterReply = pool.Register("test.die-after-reply", func(_ context.Context
 		os.NewFile(3, "channel").Close()
 	case "stray-panic":
 		go func() {
-			time.Sleep(time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // the reply's time to go out, even on a busy machine
 			panic("a stray goroutine panics after its task returned")
 		}()
 	}
