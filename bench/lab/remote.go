@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
@@ -58,6 +59,8 @@ func remotePool(n int, o pool.Options) (p *pool.Pool, stop func(), err error) {
 		var t *natsremote.Transport
 		if t, err = natsremote.New(nc, natsremote.Options{Pool: "lab"}); err == nil {
 			o.Isolation, o.Transport = pool.Remote, t
+			// Nodes joining and leaving would break into the lab's progress line.
+			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			p, err = pool.New(o)
 		}
 	}
