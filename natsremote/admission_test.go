@@ -30,6 +30,7 @@ func holdStarted(t *testing.T, key string) {
 // node goes stale while another pool fills it.
 func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 	t.Parallel()
+	k := keysFor("full")
 	s := startServer(t, embedded.Options{})
 	w := wiretap(t, connect(t, s))
 	slow := natsremote.ServeOptions{Pool: "full", Heartbeat: time.Hour}
@@ -42,7 +43,7 @@ func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 	waitNodes(t, filler, 1)
 	ctx := testCtx(t)
 	var fill []*pool.Future[string]
-	for _, key := range []string{"full/a1", "full/a2"} {
+	for _, key := range []string{k("a1"), k("a2")} {
 		f, err := pool.Submit(ctx, filler, hold, key)
 		require.NoError(t, err)
 		holdStarted(t, key)
@@ -54,16 +55,16 @@ func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 
 	// late still sees A's two free slots, against B's one: it tries A.
 	before := w.mark(t, lateConn)
-	elsewhere, err := pool.Submit(ctx, late, hold, "full/elsewhere")
+	elsewhere, err := pool.Submit(ctx, late, hold, k("elsewhere"))
 	require.NoError(t, err)
-	holdStarted(t, "full/elsewhere")
+	holdStarted(t, k("elsewhere"))
 	assert.Eventually(t, func() bool { return w.count(before, "full", "_INBOX.") == 1 }, 10*time.Second, time.Millisecond,
 		"A answered full, and the call went to B")
 
 	// Now both are full: one call waits for a slot, the next in the queue.
-	waiting, err := pool.Submit(ctx, late, hold, "full/waiting")
+	waiting, err := pool.Submit(ctx, late, hold, k("waiting"))
 	require.NoError(t, err)
-	queued, err := pool.Submit(ctx, late, hold, "full/queued")
+	queued, err := pool.Submit(ctx, late, hold, k("queued"))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st := late.Stats()
@@ -71,14 +72,14 @@ func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 	time.Sleep(300 * time.Millisecond) // the wait the queued calls will have had, at least
 
-	for _, key := range []string{"full/a1", "full/a2", "full/elsewhere"} {
+	for _, key := range []string{k("a1"), k("a2"), k("elsewhere")} {
 		close(gateFor(key).release)
 	}
 	for _, f := range append(fill, elsewhere) {
 		_, err := f.Wait()
 		require.NoError(t, err)
 	}
-	for _, key := range []string{"full/waiting", "full/queued"} {
+	for _, key := range []string{k("waiting"), k("queued")} {
 		holdStarted(t, key)
 		close(gateFor(key).release)
 	}
@@ -86,7 +87,7 @@ func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 		_, err := f.Wait()
 		require.NoError(t, err)
 	}
-	for _, key := range []string{"full/a1", "full/a2", "full/elsewhere", "full/waiting", "full/queued"} {
+	for _, key := range []string{k("a1"), k("a2"), k("elsewhere"), k("waiting"), k("queued")} {
 		assert.Equal(t, 1, gateFor(key).runs.Load(), "%s ran once", key)
 	}
 	st := late.Stats()
@@ -99,6 +100,7 @@ func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 // ErrQueueFull is decided by the pool: a rejected call publishes nothing.
 func TestQueueFullPublishesNothing(t *testing.T) {
 	t.Parallel()
+	k := keysFor("queue-full")
 	s := startServer(t, embedded.Options{})
 	w := wiretap(t, connect(t, s))
 	serve(t, s, natsremote.ServeOptions{Pool: "queue-full", Local: pool.Options{Workers: 1}})
@@ -106,13 +108,13 @@ func TestQueueFullPublishesNothing(t *testing.T) {
 	p := remotePool(t, nc, "queue-full", pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 	waitNodes(t, p, 1)
 	ctx := testCtx(t)
-	f, err := pool.Submit(ctx, p, hold, "queue-full")
+	f, err := pool.Submit(ctx, p, hold, k("held"))
 	require.NoError(t, err)
-	holdStarted(t, "queue-full")
+	holdStarted(t, k("held"))
 
 	from := w.mark(t, nc)
 	for range 10 {
-		_, err = pool.Submit(ctx, p, hold, "queue-full/rejected")
+		_, err = pool.Submit(ctx, p, hold, k("rejected"))
 		require.ErrorIs(t, err, pool.ErrQueueFull)
 	}
 	to := w.mark(t, nc)
@@ -120,9 +122,9 @@ func TestQueueFullPublishesNothing(t *testing.T) {
 		assert.Contains(t, []string{"ping", "pong", "advert"}, kind, "only the heartbeat's messages")
 	}
 	assert.EqualValues(t, 10, p.Stats().Rejected)
-	assert.Zero(t, gateFor("queue-full/rejected").runs.Load())
+	assert.Zero(t, gateFor(k("rejected")).runs.Load())
 
-	close(gateFor("queue-full").release)
+	close(gateFor(k("held")).release)
 	_, err = f.Wait()
 	require.NoError(t, err)
 }

@@ -28,10 +28,11 @@ func TestLostNodeFailsItsCallsOthersRunOnSurvivors(t *testing.T) {
 	p := remotePool(t, connect(t, s), "lost", pool.Options{Workers: 2, MaxQueue: 8})
 	waitNodes(t, p, 2)
 	ctx := testCtx(t)
+	k := keysFor("lost")
 	keys := make([]string, 6)
 	futures := make([]*pool.Future[string], len(keys))
 	for i := range keys {
-		keys[i] = fmt.Sprintf("lost/%d", i)
+		keys[i] = k(fmt.Sprint(i))
 		var err error
 		futures[i], err = pool.Submit(ctx, p, hold, keys[i])
 		require.NoError(t, err)
@@ -92,12 +93,13 @@ func TestVanishedSubmitterEndsItsTasks(t *testing.T) {
 	nc := connect(t, s)
 	p := remotePool(t, nc, "vanished", pool.Options{Workers: 1})
 	waitNodes(t, p, 1)
-	f, err := pool.Submit(testCtx(t), p, hold, "vanished")
+	key := keysFor("vanished")("held")
+	f, err := pool.Submit(testCtx(t), p, hold, key)
 	require.NoError(t, err)
-	holdStarted(t, "vanished")
+	holdStarted(t, key)
 	nc.Close() // the submitter is gone, without a word
 	waitIdle(t, observer)
-	assert.Equal(t, 1, gateFor("vanished").runs.Load())
+	assert.Equal(t, 1, gateFor(key).runs.Load())
 	_, err = f.Wait()
 	require.ErrorIs(t, err, pool.ErrNodeLost, "from where the submitter sits, the node went silent")
 }

@@ -3,8 +3,10 @@ package natsremote_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/offloadgo/offload/pool"
@@ -86,6 +88,16 @@ func (c *countRuns) Load() int {
 }
 
 var gates sync.Map // key → *gate
+
+// runs numbers the tests' runs, so that each run's hold keys are its own
+// (with -count, a test runs again in the same process).
+var runs atomic.Int64
+
+// keysFor returns a maker of hold keys for one run of a test.
+func keysFor(prefix string) func(name string) string {
+	run := runs.Add(1)
+	return func(name string) string { return fmt.Sprintf("%s#%d/%s", prefix, run, name) }
+}
 
 func gateFor(key string) *gate {
 	g, _ := gates.LoadOrStore(key, &gate{started: make(chan struct{}, 1000), release: make(chan struct{})})
