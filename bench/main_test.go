@@ -9,7 +9,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	pool.Main() // the benchmark binary is also its Subprocess pools' worker
+	floorResponderMain() // or the Remote floor's responder (remote_node_test.go)
+	pool.Main()          // the benchmark binary is also its Subprocess pools' worker, and Remote pools' node
 	goleak.VerifyTestMain(m,
 		// ants starts its default pool's goroutines at init.
 		goleak.IgnoreTopFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),

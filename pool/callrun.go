@@ -36,12 +36,12 @@ func handOver[T any](v T) (T, error) {
 // the output escapes to the heap only here.)
 func (c *call[In, Out]) runThere(r transport.Runner, m *transport.Call) outcome {
 	var out Out
-	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover}
+	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover, Start: m.Start}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
 	}
 	err := c.publicErr(r.Exchange(c.runCtx, m))
-	*m = transport.Call{} // it would keep the input and the output alive
+	*m = transport.Call{Start: m.Start} // it would keep the input and the output alive
 	c.ran()
 	return c.conclude(out, err)
 }

@@ -225,20 +225,31 @@ func TestLateDeathFailsNoTask(t *testing.T) {
 			p, _ := newProcPool(t, pool.Options{Workers: 1})
 			ctx := testCtx(t)
 			const n = 15
+			early := 0 // rounds whose death came before the reply after all
 			for i := range n {
 				pid, err := pool.Run(ctx, p, dieAfterReply, how)
-				require.NoError(t, err, "round %d", i)
-				if how == "stray-panic" {
-					require.NoError(t, syscall.Kill(pid, syscall.SIGUSR1)) // the reply is in: now panic
-					waitGone(t, pid)
+				if how == "close-channel" && errors.Is(err, pool.ErrWorkerCrashed) {
+					// Under CPU load the task can outlast the worker's 1 ms
+					// reader delay, and a new reader then meets the closed
+					// channel: the death fails this task, rightly, and the
+					// round shows nothing about a late one.
+					t.Logf("round %d: the worker died before its reply: %v", i, err)
+					early++
+				} else {
+					require.NoError(t, err, "round %d", i)
+					if how == "stray-panic" {
+						require.NoError(t, syscall.Kill(pid, syscall.SIGUSR1)) // the reply is in: now panic
+						waitGone(t, pid)
+					}
 				}
 				next, err := pool.Run(ctx, p, procPID, struct{}{})
 				require.NoError(t, err, "round %d: the next task is not blamed for the death", i)
 				assert.NotEqual(t, pid, next)
 			}
+			assert.Less(t, early, n/2, "most deaths come after the reply")
 			st := p.Stats()
-			assert.EqualValues(t, 2*n, st.Completed, "%+v", st)
-			assert.Zero(t, st.Failed, "%+v", st)
+			assert.EqualValues(t, 2*n-early, st.Completed, "%+v", st)
+			assert.EqualValues(t, early, st.Failed, "%+v", st)
 			assert.EqualValues(t, n, st.Crashed, "every death is counted once: %+v", st)
 		})
 	}

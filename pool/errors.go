@@ -27,6 +27,10 @@ var (
 	// error carries a *cancel.Exit (errors.As) with the exit status or
 	// signal and the tail of the worker's stderr, which its message shows.
 	ErrWorkerCrashed = transport.ErrWorkerCrashed
+	// ErrNodeLost means a Remote pool's worker node stopped answering
+	// while it ran the task (it was killed, partitioned or stopped): the
+	// task may have run, or be running still. It matches ErrWorkerCrashed.
+	ErrNodeLost = transport.ErrNodeLost
 	// ErrUnknownTask means the task was never registered (or, for a worker
 	// process, was not registered at package level, so the worker lacks it).
 	ErrUnknownTask = transport.ErrUnknownTask

@@ -33,9 +33,12 @@ const (
 	// Linux only: elsewhere New returns an error.
 	Subprocess
 	// Remote runs tasks on worker nodes on other machines, through
-	// Options.Transport (package natsremote makes one). A running task
-	// can be terminated on its node; a node that stops answering fails
-	// its tasks with ErrWorkerCrashed. Inputs and outputs cross as they
+	// Options.Transport (package natsremote makes one, and documents the
+	// contract). A running task can be terminated on its node; a node
+	// that stops answering fails its tasks with ErrNodeLost (which
+	// matches ErrWorkerCrashed). Admission and the queue are this pool's;
+	// a worker waiting for a node with a free slot counts as Busy, and
+	// the wait in its task's WaitTime. Inputs and outputs cross as they
 	// do for Subprocess, except that a *transfer.Buffer is copied.
 	Remote
 )

@@ -23,6 +23,9 @@ type worker struct {
 	id        int              // for logs: the pool's count of workers started
 	runner    transport.Runner // a Subprocess worker's process; nil in process
 	call      transport.Call   // the runner's calls, reused: one allocation less per call
+	// sentAt is when the runner last said the running task started where
+	// it runs (see transport.Call.Start), or 0. The worker alone uses it.
+	sentAt int64
 }
 
 // spawn starts a worker. p.mu is held.
@@ -57,6 +60,7 @@ func (p *Pool) work(w *worker) {
 	w.born = now()
 	if p.transport != nil {
 		w.runner = p.transport.NewRunner(w.id)
+		w.call.Start = w
 		w.runner.Warm()
 	}
 	p.mu.Lock()
@@ -105,12 +109,21 @@ func (p *Pool) work(w *worker) {
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		running = true
+		w.sentAt = 0
 		done.outcome = j.run(w.runner, &w.call)
 		running = false
 		done.end = now()
+		if s := w.sentAt; s > done.start {
+			// A Remote runner waited for a node's slot: that was waiting.
+			done.wait, done.start = done.wait+s-done.start, s
+		}
 		p.lockWorker()
 	}
 }
+
+// Started records that the runner sent w's task where it runs (see
+// transport.Call.Start).
+func (w *worker) Started() { w.sentAt = now() }
 
 // settle does the pool's part of a job w has run: it lets go of the
 // job's input and ctx, and frees its worker and its slot. p.mu is held.

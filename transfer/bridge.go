@@ -11,6 +11,7 @@ import (
 // xfer's functions, at init, which only assigns them.
 func init() {
 	xfer.NewPeer = func() xfer.Peer { return newProcessPeer() }
+	xfer.CopyPeer = copyPeer{}
 	xfer.HandOverAt = handOverAt
 	xfer.Check = checkValue
 	xfer.CanHold = canHoldType

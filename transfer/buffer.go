@@ -36,11 +36,23 @@ type Buffer struct {
 	// pending is the reference read by the msgpack decoder, waiting for
 	// Peer.Decode to resolve it into memory.
 	pending *xfer.Ref
-	// wire marks the handles Peer.Encode creates for sending: only these
-	// may be encoded, so a Buffer can't leak out as a dangling reference
-	// through a plain msgpack.Marshal.
-	wire bool
+	// inline is the bytes of a copied Buffer read by the msgpack decoder,
+	// waiting for a copying Peer's Decode to make them the Buffer's own.
+	inline []byte
+	// wire marks the handles a Peer's Encode creates for sending, and how
+	// they cross: only these may be encoded, so a Buffer can't leak out as
+	// a dangling reference through a plain msgpack.Marshal.
+	wire wireMode
 }
+
+// wireMode is how a handle made for sending is encoded.
+type wireMode uint8
+
+const (
+	notWire    wireMode = iota
+	wireRef             // as a reference into shared memory (peer)
+	wireInline          // as its bytes (copyPeer)
+)
 
 // NewBuffer returns a Buffer of n zeroed bytes. On Linux the memory is in
 // the process's shared arena (memfd segments mapped once, grown on demand,

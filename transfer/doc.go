@@ -36,6 +36,15 @@
 // value or reachable twice, a detached Buffer — fails with
 // [ErrNotTransferable] before anything is sent.
 //
+// # Over a network
+//
+// A Remote pool's worker nodes (package natsremote) share no memory with
+// the caller, so there a Buffer crosses by copy: its bytes go inline in
+// the message, the sender's handle is detached at admission as for a move
+// and its memory released once the call is sent, and the receiver gets a
+// new Buffer over ordinary memory. The connection's maximum payload counts
+// the Buffer's whole length.
+//
 // Decoding is safe against a hostile or broken worker: malformed
 // references, references outside a segment or to unknown segments are
 // errors, never panics or out-of-bounds slices. Shared memory is not a

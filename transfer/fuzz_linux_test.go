@@ -11,7 +11,8 @@ import (
 
 // FuzzPeerDecode feeds arbitrary messages to a Peer that has adopted one
 // real segment and holds nothing: decoding must fail cleanly or yield
-// Buffers inside the segment, and never panic or leak a held reference.
+// Buffers inside the segment, and never panic or leak a held reference;
+// and to the copying Peer, whose Buffers must fit in the message.
 func FuzzPeerDecode(f *testing.F) {
 	p := newPair(f)
 	b := arenaBuffer(f, p.parentArena, 100, 0)
@@ -31,6 +32,9 @@ func FuzzPeerDecode(f *testing.F) {
 	f.Add([]byte{0xc7, 0xff, byte(extID)})
 	f.Add([]byte{0x91, 0xd7, byte(extID), 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{})
+	copied, _, err := copyPeer{}.Marshal([]*Buffer{Move([]byte("abc")), Move(nil)})
+	require.NoError(f, err)
+	f.Add(copied)
 	segLen := len(seg.mem)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(bufs ...*Buffer) {
@@ -57,6 +61,15 @@ func FuzzPeerDecode(f *testing.F) {
 		var anything any
 		if p.child.Unmarshal(data, &anything) == nil {
 			releaseAll(anything)
+		}
+		// The copying Peer of natsremote reads the same extension.
+		var copies []*Buffer
+		if (copyPeer{}).Unmarshal(data, &copies) == nil {
+			for _, b := range copies {
+				if b != nil && b.Len() > len(data) {
+					t.Fatalf("a copied Buffer of %d bytes from a %d-byte message", b.Len(), len(data))
+				}
+			}
 		}
 		if held := p.child.Stats().Held; held != 0 {
 			t.Fatalf("%d references still held after releasing everything", held)

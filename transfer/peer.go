@@ -76,18 +76,8 @@ func newPeer(a *arena) *peer {
 // values without Buffers cost the encoding and a cached type lookup.
 // Safe for concurrent use, but not with other writes to enc.
 func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
-	if v == nil {
-		return nil, enc.Encode(nil)
-	}
-	rv := reflect.ValueOf(v)
-	info := infoOf(rv.Type())
-	if info.bad != "" {
-		return nil, fmt.Errorf("%w: %s", ErrNotTransferable, info.bad)
-	}
-	if !info.holds {
-		return nil, enc.Encode(v)
-	}
-	if err := checkValue(v); err != nil {
+	rv, done, err := encodePlain(enc, v)
+	if done {
 		return nil, err
 	}
 	var moves []outbound
@@ -104,7 +94,7 @@ func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
 			}
 			moves = append(moves, m)
 			wire := newHandle(m.send)
-			wire.wire = true
+			wire.wire = wireRef
 			return wire, nil
 		},
 	}
@@ -122,6 +112,28 @@ func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
 		return nil, err
 	}
 	return segs, nil
+}
+
+// encodePlain is what both kinds of Peer do first in Encode: it writes v
+// with enc if v holds no Buffer (done), or fails if v can't cross (done,
+// with the error, as Check would), else returns v's reflect.Value for
+// the Peer to rewrite.
+func encodePlain(enc *msgpack.Encoder, v any) (rv reflect.Value, done bool, err error) {
+	if v == nil {
+		return rv, true, enc.Encode(nil)
+	}
+	rv = reflect.ValueOf(v)
+	info := infoOf(rv.Type())
+	if info.bad != "" {
+		return rv, true, fmt.Errorf("%w: %s", ErrNotTransferable, info.bad)
+	}
+	if !info.holds {
+		return rv, true, enc.Encode(v)
+	}
+	if err := checkValue(v); err != nil {
+		return rv, true, err
+	}
+	return rv, false, nil
 }
 
 // outbound is one Buffer on its way out of Encode: the handle it came
@@ -221,6 +233,11 @@ func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 	}
 	var resolved []*Buffer
 	_ = visit(rv, false, func(b *Buffer) error {
+		if b.inline != nil {
+			b.inline = nil
+			err = firstErr(err, fmt.Errorf("%w: a copied Buffer on a shared-memory link", xfer.ErrBadRef))
+			return nil
+		}
 		if b.pending == nil {
 			return nil
 		}

@@ -17,6 +17,10 @@ const extID int8 = 42
 // refVersion leads every encoded reference, so the layout can change.
 const refVersion = 1
 
+// copyVersion leads a Buffer that crosses by copy (see copyPeer): its
+// bytes follow.
+const copyVersion = 2
+
 // refSize is the size of an encoded reference: version, arena, index,
 // offset, length (big endian).
 const refSize = 1 + 8 + 4 + 8 + 8
@@ -53,36 +57,56 @@ func init() {
 	msgpack.RegisterExtDecoder(extID, (*Buffer)(nil), decodeBufferExt)
 }
 
-// encodeBufferExt writes a Buffer handle made by Peer.Encode as its Ref.
+// encodeBufferExt writes a Buffer handle made by a Peer's Encode: as its
+// Ref (refVersion), or as its bytes (copyVersion) for a copying Peer.
 func encodeBufferExt(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
 	b := v.Interface().(*Buffer)
-	if !b.wire {
+	if b.wire == notWire {
 		return nil, xfer.ErrNoPeer
 	}
 	blk := b.blk.Load()
 	if blk == nil {
 		return nil, ErrDetached
 	}
+	if b.wire == wireInline {
+		return append(append(make([]byte, 0, 1+len(blk.data)), copyVersion), blk.data...), nil
+	}
 	return appendRef(make([]byte, 0, refSize), blk.wireRef()), nil
 }
 
-// decodeBufferExt reads a Ref into an empty handle, for Peer.Decode to
-// resolve. It reads nothing it didn't check the size of first.
+// decodeBufferExt reads a Ref, or a copied Buffer's bytes, into an empty
+// handle, for a Peer's Decode to resolve. It reads nothing it didn't
+// check the size of first; the bytes of a copy are bounded by the message
+// (which ValidateMessage checked).
 func decodeBufferExt(dec *msgpack.Decoder, v reflect.Value, extLen int) error {
+	if extLen < 1 {
+		return fmt.Errorf("%w: empty payload", xfer.ErrBadRef)
+	}
+	var raw [refSize]byte
+	if err := dec.ReadFull(raw[:1]); err != nil {
+		return fmt.Errorf("%w: %w", xfer.ErrBadRef, err)
+	}
+	b := v.Interface().(*Buffer)
+	if b.blk.Load() != nil || b.pending != nil || b.inline != nil {
+		return fmt.Errorf("%w: decoding into a live Buffer", xfer.ErrBadRef)
+	}
+	if raw[0] == copyVersion {
+		data := make([]byte, extLen-1)
+		if err := dec.ReadFull(data); err != nil {
+			return fmt.Errorf("%w: %w", xfer.ErrBadRef, err)
+		}
+		b.inline = data
+		return nil
+	}
 	if extLen != refSize {
 		return fmt.Errorf("%w: payload of %d bytes, want %d", xfer.ErrBadRef, extLen, refSize)
 	}
-	var raw [refSize]byte
-	if err := dec.ReadFull(raw[:]); err != nil {
+	if err := dec.ReadFull(raw[1:]); err != nil {
 		return fmt.Errorf("%w: %w", xfer.ErrBadRef, err)
 	}
 	ref, err := parseRef(raw[:])
 	if err != nil {
 		return err
-	}
-	b := v.Interface().(*Buffer)
-	if b.blk.Load() != nil || b.pending != nil {
-		return fmt.Errorf("%w: decoding into a live Buffer", xfer.ErrBadRef)
 	}
 	b.pending = &ref
 	return nil

@@ -152,6 +152,7 @@ func TestPoolSpec(t *testing.T) {
 	}{
 		{"pool1", pool.InProcess, 1, true},
 		{"proc2", pool.Subprocess, 2, true},
+		{"remote2", pool.Remote, 2, true},
 		{"pool0", pool.InProcess, 0, false},
 		{"poolx", pool.InProcess, 0, false},
 		{"inline", pool.InProcess, 0, false},

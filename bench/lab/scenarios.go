@@ -57,12 +57,14 @@ func scenarios(overloadPool string) []scenario {
 		{"inline", "inline"}, {"chunk1", "chunked 1 ms"}, {"chunk5", "chunked 5 ms"}, {"chunk20", "chunked 20 ms"},
 		{"chunk20after", "chunked 20 ms, yield after each"},
 		{"pool1", "pool 1 worker"}, {"pool2", "pool 2 workers"}, {"proc1", "subprocess 1 worker"}, {"proc2", "subprocess 2 workers"},
+		{"remote1", "remote 1 node"}, {"remote2", "remote 2 nodes"},
 	} {
 		ref(g, 0, 1, m.mode, "1 job/s, "+m.label)
 	}
 	for _, m := range []struct{ mode, label string }{
 		{"inline", "inline"}, {"chunk5", "chunked 5 ms"},
 		{"pool1", "pool 1 worker"}, {"pool2", "pool 2 workers"}, {"proc1", "subprocess 1 worker"}, {"proc2", "subprocess 2 workers"},
+		{"remote1", "remote 1 node"}, {"remote2", "remote 2 nodes"},
 	} {
 		ref(g, 0, 4, m.mode, "4 jobs/s, "+m.label)
 	}

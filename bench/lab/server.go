@@ -24,7 +24,7 @@ const serverEnv = "OFFLOAD_LAB_SERVER"
 // serverConfig is what one scenario's server process runs.
 type serverConfig struct {
 	Items    int           // items in one job (about JobTime of CPU)
-	Pool     string        // "pool<N>" or "proc<N>": the pool /job?mode=<Pool> uses; "" for none
+	Pool     string        // "pool<N>", "proc<N>" or "remote<N>": the pool /job?mode=<Pool> uses; "" for none
 	MaxQueue int           // the pool's MaxQueue (0: auto)
 	Shed     bool          // put pool.Shed in front of the pool's /job
 	MaxWait  time.Duration // ShedOptions.MaxWait
@@ -32,7 +32,8 @@ type serverConfig struct {
 	QueueDelay pool.QueueDelay // the pool's QueueDelay
 }
 
-// poolSpec parses "pool2" or "proc1" into an isolation and a worker count.
+// poolSpec parses "pool2", "proc1" or "remote2" into an isolation and a
+// worker count (for remote: of nodes of one worker each).
 func poolSpec(mode string) (pool.Isolation, int, bool) {
 	iso, rest := pool.InProcess, ""
 	switch {
@@ -40,6 +41,8 @@ func poolSpec(mode string) (pool.Isolation, int, bool) {
 		rest = mode[len("pool"):]
 	case strings.HasPrefix(mode, "proc"):
 		iso, rest = pool.Subprocess, mode[len("proc"):]
+	case strings.HasPrefix(mode, "remote"):
+		iso, rest = pool.Remote, mode[len("remote"):]
 	default:
 		return 0, 0, false
 	}
@@ -61,8 +64,13 @@ func serve(raw string) error {
 		if !ok {
 			return fmt.Errorf("lab server: bad pool %q", cfg.Pool)
 		}
-		p, poolErr = pool.New(pool.Options{Workers: n, MinWorkers: n, MaxQueue: cfg.MaxQueue, Isolation: iso, QueueDelay: cfg.QueueDelay})
-		if poolErr == nil {
+		o := pool.Options{Workers: n, MinWorkers: n, MaxQueue: cfg.MaxQueue, Isolation: iso, QueueDelay: cfg.QueueDelay}
+		if iso == pool.Remote {
+			var stop func()
+			if p, stop, poolErr = remotePool(n, o); poolErr == nil {
+				defer stop()
+			}
+		} else if p, poolErr = pool.New(o); poolErr == nil {
 			defer p.Close()
 		}
 	}

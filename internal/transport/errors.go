@@ -12,7 +12,16 @@ var (
 	ErrUnknownTask     = errors.New("pool: unknown task")
 	ErrPayloadTooLarge = errors.New("pool: payload too large")
 	ErrGoexit          = errors.New("pool: task called runtime.Goexit")
+	// ErrNodeLost is a worker node that stopped answering under a call
+	// (killed, partitioned, stopped): a crash seen from afar, so it
+	// matches ErrWorkerCrashed too.
+	ErrNodeLost error = nodeLost{}
 )
+
+type nodeLost struct{}
+
+func (nodeLost) Error() string        { return "pool: worker node lost" }
+func (nodeLost) Is(target error) bool { return target == ErrWorkerCrashed }
 
 // TaskError is a task's own error, reported by a worker elsewhere: only its
 // message crosses. Package pool hands it to the caller as a RemoteError.

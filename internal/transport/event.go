@@ -9,6 +9,9 @@ import (
 // EventKind says what happened to a worker process (or node).
 type EventKind int
 
+// For a Remote pool's nodes: Started is a node that joined (its first
+// advert), Crashed one lost (silent past the liveness bound), Retired one
+// that left (said so), Terminated a call cancelled on its node.
 const (
 	// Started: a process is up and has said hello (Took: how long).
 	Started EventKind = iota + 1
@@ -32,6 +35,8 @@ type Event struct {
 	Kind   EventKind
 	Worker int // the pool's number for the worker goroutine
 	PID    int // 0 if there was no process
+	// Node is the node's name, for a Remote pool's events.
+	Node string
 	// Took is how long a start took (Started).
 	Took time.Duration
 	// Replacing says why the process a start replaces ended (Recycled,

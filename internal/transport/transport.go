@@ -67,7 +67,17 @@ type Call struct {
 	// worker that died without reading the call, so that the call can go
 	// to another; nil when the input holds none.
 	Retake Retaker
+	// Start hears when the task really starts, for a runner that waits
+	// for room elsewhere first (a Remote pool's runner waits for a node
+	// with a free slot): the pool counts the time before as waiting, not
+	// running. The runner calls Started as it sends the call, again for
+	// each node it tries; the last call counts. A runner that never calls
+	// it leaves the start at the worker goroutine's pick-up.
+	Start Starter
 }
+
+// Starter hears when a call starts where it runs.
+type Starter interface{ Started() }
 
 // Retaker is a call whose input can hold Buffers: it decodes the input it
 // sent, with the Peer it was sent with, to take its Buffers back.

@@ -78,6 +78,10 @@ type Peer interface {
 var (
 	// NewPeer returns a Peer for a new connection, over the process arena.
 	NewPeer func() Peer
+	// CopyPeer is the Peer of a link without shared memory (a network):
+	// Buffers cross by copy, their handles left as they are on encoding;
+	// decoded ones are new Buffers. It keeps no books and is never closed.
+	CopyPeer Peer
 	// HandOverAt moves the Buffers in the value ptr points to to new
 	// handles, rewriting it in place: the in-process hand-over. On error
 	// (a detached Buffer) the value is left as it was.

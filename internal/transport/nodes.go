@@ -1,0 +1,22 @@
+package transport
+
+import "time"
+
+// NodeStats is what a transport whose workers are nodes elsewhere knows of
+// one of them: the node's own figures, from its latest capacity advert
+// (or answer), and this pool's calls on it.
+type NodeStats struct {
+	ID       string // the node's name, as it advertises itself
+	Workers  int    // its slots: the workers of its local pool
+	Busy     int    // slots in use, as last advertised
+	Free     int    // slots free, as last reported (adverts, answers)
+	InFlight int    // this pool's calls the node runs now
+	// AdvertAge is how long ago the node last advertised.
+	AdvertAge time.Duration
+}
+
+// NodeLister is a Transport that runs tasks on nodes and can list them.
+// Nodes is safe for concurrent use and never blocks on the network.
+type NodeLister interface {
+	Nodes() []NodeStats
+}

@@ -1,0 +1,96 @@
+// Package embedded runs a NATS server inside the process: the
+// single-machine default for Remote pools, and the servers their tests
+// need. By default the server has no listener at all and is reached only
+// through Connect's in-process connection; on request it also listens on
+// 127.0.0.1, alone or in a cluster of servers routed over loopback. It is
+// the only package of the module that links the NATS server: a program
+// that connects to a NATS system of its own need not import it.
+package embedded
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Options configure a Server. The zero value is a server without a
+// listener and with the NATS defaults.
+type Options struct {
+	// Listen makes the server accept TCP clients too, on 127.0.0.1 (see
+	// ClientURL): for worker nodes in other processes of this machine.
+	// It never listens on another address.
+	Listen bool
+	// Port is the port Listen listens on; 0 means one the kernel picks.
+	Port int
+	// MaxPayload is the largest message the server takes, in bytes. 0
+	// means the NATS default, 1 MiB.
+	MaxPayload int32
+}
+
+// startTimeout bounds a server's start.
+const startTimeout = 10 * time.Second
+
+// Server is a NATS server running in this process. Make it with Start;
+// end it with Shutdown. Safe for concurrent use.
+type Server struct {
+	s *server.Server
+}
+
+// Start starts a server and returns once it takes connections (at most
+// 10 s). It starts no goroutine that Shutdown does not end.
+func Start(o Options) (*Server, error) {
+	return start(o, nil)
+}
+
+func start(o Options, configure func(*server.Options)) (*Server, error) {
+	opts := &server.Options{
+		ServerName: "offload-embedded",
+		Host:       "127.0.0.1",
+		Port:       cmp.Or(o.Port, server.RANDOM_PORT),
+		DontListen: !o.Listen,
+		MaxPayload: o.MaxPayload,
+		NoLog:      true,
+		NoSigs:     true,
+	}
+	if configure != nil {
+		configure(opts)
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: %w", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(startTimeout) {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, errors.New("embedded: the NATS server did not start within 10 s")
+	}
+	return &Server{s: s}, nil
+}
+
+// Connect returns a connection to the server through memory, whether it
+// listens or not. opts are nats.Connect's; the connection is the
+// caller's to close, before Shutdown.
+func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	return nats.Connect("", append([]nats.Option{nats.InProcessServer(s.s)}, opts...)...)
+}
+
+// ClientURL is the URL other processes connect to (nats://127.0.0.1:port),
+// or "" for a server without a listener.
+func (s *Server) ClientURL() string {
+	if s.s.Addr() == nil {
+		return ""
+	}
+	return s.s.ClientURL()
+}
+
+// Shutdown stops the server, closing its connections, and returns once
+// it has stopped. It is idempotent.
+func (s *Server) Shutdown() {
+	s.s.Shutdown()
+	s.s.WaitForShutdown()
+}

@@ -1,0 +1,106 @@
+package natsremote
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// DefaultHeartbeat is Options.Heartbeat's and ServeOptions.Heartbeat's
+// default: a lost node fails its calls within 3 s.
+const DefaultHeartbeat = time.Second
+
+// Bounds of a heartbeat.
+const (
+	minHeartbeat = 10 * time.Millisecond
+	maxHeartbeat = time.Hour
+)
+
+// Options configure the submitter's side of a Remote pool (New). Pool is
+// required; the zero value of every other field is a documented default.
+type Options struct {
+	// Pool names the pool: nodes that Serve the same name run its tasks.
+	// A NATS subject token: 1–128 bytes, none of '.', '*', '>' or spaces.
+	Pool string
+	// Heartbeat is how often the pool pings each node that runs its
+	// calls. A node not heard from for 2.5 heartbeats (no answer, pong or
+	// advert) is lost: its calls fail with pool.ErrNodeLost, at most 3
+	// heartbeats after the node last spoke (or after its first call was
+	// sent, if that is later). A node ends the calls of a pool it has not
+	// heard from for 3 heartbeats. 0 means DefaultHeartbeat; at least
+	// 10 ms.
+	Heartbeat time.Duration
+}
+
+// ServeOptions configure a worker node (Serve). Pool is required; the zero
+// value of every other field is a documented default.
+type ServeOptions struct {
+	// Pool names the pool whose tasks the node runs (see Options.Pool).
+	Pool string
+	// Local configures the node's own pool, which runs the calls: its
+	// Workers are the node's slots. The node admits without queueing, so
+	// MaxQueue must be 0 or pool.NoQueue (it is set to NoQueue); a full
+	// node answers "full" and the submitter tries another. Isolation
+	// Subprocess keeps hard kill, MemoryLimit and crash isolation on the
+	// node; Remote is refused.
+	Local pool.Options
+	// Heartbeat is how often the node advertises its free slots. 0 means
+	// DefaultHeartbeat; at least 10 ms.
+	Heartbeat time.Duration
+	// Name starts the node's ID, which must be unique on the NATS system
+	// and is made of Name and a random suffix. "" means the host's name.
+	// Characters a subject token can't hold become '_'.
+	Name string
+	// Drain is how long running calls may go on once Serve's ctx ends
+	// before the node's pool closes under them (their callers then get
+	// pool.ErrNodeLost). 0 means no wait.
+	Drain time.Duration
+	// Logger receives the node's reports; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// settleHeartbeat checks a heartbeat and fills in its default.
+func settleHeartbeat(h *time.Duration) error {
+	switch {
+	case *h == 0:
+		*h = DefaultHeartbeat
+	case *h < minHeartbeat || *h > maxHeartbeat:
+		return fmt.Errorf("natsremote: Heartbeat is %v, want %v..%v", *h, minHeartbeat, maxHeartbeat)
+	}
+	return nil
+}
+
+func (o *Options) settle() error {
+	if err := checkToken("Pool", o.Pool); err != nil {
+		return err
+	}
+	return settleHeartbeat(&o.Heartbeat)
+}
+
+func (o *ServeOptions) settle() error {
+	if err := checkToken("Pool", o.Pool); err != nil {
+		return err
+	}
+	if err := settleHeartbeat(&o.Heartbeat); err != nil {
+		return err
+	}
+	switch {
+	case o.Local.MaxQueue != 0 && o.Local.MaxQueue != pool.NoQueue:
+		return fmt.Errorf("natsremote: Local.MaxQueue is %d; a node admits without queueing (0 or pool.NoQueue)", o.Local.MaxQueue)
+	case o.Local.Isolation == pool.Remote:
+		return errors.New("natsremote: Local.Isolation is Remote; a node runs its calls itself")
+	case o.Drain < 0:
+		return fmt.Errorf("natsremote: Drain is %v, want >= 0", o.Drain)
+	}
+	o.Local.MaxQueue = pool.NoQueue
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Local.Logger == nil {
+		o.Local.Logger = o.Logger
+	}
+	return nil
+}

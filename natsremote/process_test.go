@@ -1,0 +1,161 @@
+package natsremote_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+// nodeProcess is this test binary started as a worker node (pool.Main in
+// TestMain serves, as OFFLOAD_NATS_URL says), connected over TCP loopback.
+type nodeProcess struct {
+	cmd    *exec.Cmd
+	output *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startNode starts a node process serving name on url with workers slots;
+// it is killed (if still alive) and reaped when the test ends.
+func startNode(t *testing.T, url, name string, workers string) *nodeProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		natsremote.EnvURL+"="+url,
+		natsremote.EnvPool+"="+name,
+		natsremote.EnvWorkers+"="+workers,
+		natsremote.EnvHeartbeat+"="+testHeartbeat.String(),
+	)
+	n := &nodeProcess{cmd: cmd, output: &syncBuffer{}}
+	cmd.Stdout, cmd.Stderr = n.output, n.output
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("node process %d said:\n%s", cmd.Process.Pid, n.output)
+		}
+	})
+	return n
+}
+
+// A node process killed mid-task fails its task with ErrNodeLost within
+// 3 heartbeats; the other node's task goes on, and the pool carries on
+// with the node that is left.
+func TestKilledNodeProcess(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{Listen: true})
+	a := startNode(t, s.ClientURL(), "killed", "1")
+	b := startNode(t, s.ClientURL(), "killed", "1")
+	p := remotePool(t, connect(t, s), "killed", pool.Options{Workers: 2})
+	waitNodes(t, p, 2)
+
+	pids := map[int]bool{}
+	for len(pids) < 2 { // both nodes serve
+		pid, err := pool.Run(testCtx(t), p, pid, struct{}{})
+		require.NoError(t, err)
+		pids[pid] = true
+	}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	f1, err := pool.Submit(ctx, p, sleep, time.Minute)
+	require.NoError(t, err)
+	f2, err := pool.Submit(ctx, p, sleep, time.Minute)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		nodes := p.Nodes()
+		return len(nodes) == 2 && nodes[0].Busy == 1 && nodes[1].Busy == 1
+	}, 10*time.Second, time.Millisecond, "one task running on each node")
+
+	killed := time.Now()
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
+	var lost, running *pool.Future[int]
+	select {
+	case <-f1.Done():
+		lost, running = f1, f2
+	case <-f2.Done():
+		lost, running = f2, f1
+	case <-time.After(3*testHeartbeat + schedulingSlack):
+		t.Fatal("the killed node's task did not fail within 3 heartbeats")
+	}
+	t.Logf("the killed node's task failed %v after SIGKILL (heartbeat %v)", time.Since(killed), testHeartbeat)
+	_, err = lost.Wait()
+	require.ErrorIs(t, err, pool.ErrNodeLost)
+	select {
+	case <-running.Done():
+		t.Fatal("the other node's task ended too")
+	default:
+	}
+	cancel()
+	_, err = running.Wait()
+	require.ErrorIs(t, err, pool.ErrTerminated)
+
+	got, err := pool.Run(testCtx(t), p, pid, struct{}{})
+	require.NoError(t, err)
+	assert.Equal(t, b.cmd.Process.Pid, got, "the survivor serves")
+	assert.EqualValues(t, 1, p.Stats().Crashed)
+}
+
+// A node process stopped mid-task (SIGSTOP: a partition without a TCP
+// reset) fails its task with ErrNodeLost; once it resumes (SIGCONT) it
+// answers late, and the answer is dropped: the Future stays as it
+// resolved. The node then serves again.
+func TestStoppedNodeProcessAnswersLate(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{Listen: true})
+	w := wiretap(t, connect(t, s))
+	a := startNode(t, s.ClientURL(), "stopped", "1")
+	p := remotePool(t, connect(t, s), "stopped", pool.Options{Workers: 1})
+	waitNodes(t, p, 1)
+
+	f, err := pool.Submit(testCtx(t), p, sleep, 500*time.Millisecond)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return p.Nodes()[0].Busy == 1 }, 10*time.Second, time.Millisecond,
+		"the task runs on the node")
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	stopped := time.Now()
+	_, err = f.Wait()
+	require.ErrorIs(t, err, pool.ErrNodeLost)
+	t.Logf("the stopped node's task failed %v after SIGSTOP (heartbeat %v)", time.Since(stopped), testHeartbeat)
+	time.Sleep(500 * time.Millisecond) // the task's time is up while the node sleeps
+
+	resumed := len(w.kinds(0, -1, ""))
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	require.Eventually(t, func() bool {
+		return w.count(resumed, "result", "_INBOX.")+w.count(resumed, "ended", "_INBOX.") == 1
+	}, 10*time.Second, time.Millisecond, "the node answers late")
+
+	got, err := pool.Run(testCtx(t), p, pid, struct{}{})
+	require.NoError(t, err, "the node is back")
+	assert.Equal(t, a.cmd.Process.Pid, got)
+	st := p.Stats()
+	assert.EqualValues(t, 1, st.Failed, "the late answer changed nothing: %+v", st)
+	assert.EqualValues(t, 1, st.Completed, "%+v", st)
+}
