@@ -40,20 +40,20 @@ func Attach() (*Conn, bool, error) {
 	// The supervisor sets Pdeathsig, and Go's fork re-checks the parent
 	// after setting it; this catches a parent gone before exec all the same.
 	if ppid, err := strconv.Atoi(parent); err != nil || ppid != os.Getppid() {
-		return nil, true, fmt.Errorf("cancel: worker's supervisor (pid %q) is gone (parent is now pid %d)", parent, os.Getppid())
+		return nil, true, fmt.Errorf("workerproc: worker's supervisor (pid %q) is gone (parent is now pid %d)", parent, os.Getppid())
 	}
 	maxFrame, err := strconv.Atoi(max)
 	if err != nil || maxFrame < 0 || maxFrame > MaxFrameLimit {
-		return nil, true, fmt.Errorf("cancel: bad %s=%q", EnvMaxFrame, max)
+		return nil, true, fmt.Errorf("workerproc: bad %s=%q", EnvMaxFrame, max)
 	}
 	kinds := [3]uint32{unix.S_IFIFO, unix.S_IFIFO, unix.S_IFSOCK}
 	for i, fd := range workerFDs {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, true, fmt.Errorf("cancel: worker channel (fd %d): %w", fd, err)
+			return nil, true, fmt.Errorf("workerproc: worker channel (fd %d): %w", fd, err)
 		}
 		if st.Mode&unix.S_IFMT != kinds[i] {
-			return nil, true, fmt.Errorf("cancel: worker channel (fd %d) is not a %s", fd, [3]string{"pipe", "pipe", "socket"}[i])
+			return nil, true, fmt.Errorf("workerproc: worker channel (fd %d) is not a %s", fd, [3]string{"pipe", "pipe", "socket"}[i])
 		}
 		unix.CloseOnExec(fd)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,12 +55,12 @@ func newConn(rfd, wfd, sfd, max int) (*Conn, error) {
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		closeFDs([]int{rfd, wfd, sfd})
-		return nil, fmt.Errorf("cancel: eventfd: %w", err)
+		return nil, fmt.Errorf("workerproc: eventfd: %w", err)
 	}
 	for _, fd := range []int{rfd, wfd, sfd} {
 		if err := unix.SetNonblock(fd, true); err != nil {
 			closeFDs([]int{rfd, wfd, sfd, wake})
-			return nil, fmt.Errorf("cancel: channel descriptor %d: %w", fd, err)
+			return nil, fmt.Errorf("workerproc: channel descriptor %d: %w", fd, err)
 		}
 	}
 	unix.FcntlInt(uintptr(wfd), unix.F_SETPIPE_SZ, pipeSize) // best effort
@@ -81,7 +80,7 @@ func NewPair(maxFrame int) (*Conn, *Conn, error) {
 		maxFrame = DefaultMaxFrame
 	}
 	if maxFrame < 0 || maxFrame > MaxFrameLimit {
-		return nil, nil, fmt.Errorf("cancel: max frame %d outside [0, %d]", maxFrame, MaxFrameLimit)
+		return nil, nil, fmt.Errorf("workerproc: max frame %d outside [0, %d]", maxFrame, MaxFrameLimit)
 	}
 	ends, err := newChannel()
 	if err != nil {
@@ -108,16 +107,16 @@ func newChannel() (channel, error) {
 	var ch channel
 	var down, up [2]int // parent to child, child to parent
 	if err := unix.Pipe2(down[:], unix.O_CLOEXEC); err != nil {
-		return ch, fmt.Errorf("cancel: pipe: %w", err)
+		return ch, fmt.Errorf("workerproc: pipe: %w", err)
 	}
 	if err := unix.Pipe2(up[:], unix.O_CLOEXEC); err != nil {
 		closeFDs(down[:])
-		return ch, fmt.Errorf("cancel: pipe: %w", err)
+		return ch, fmt.Errorf("workerproc: pipe: %w", err)
 	}
 	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		closeFDs(append(down[:], up[:]...))
-		return ch, fmt.Errorf("cancel: socketpair: %w", err)
+		return ch, fmt.Errorf("workerproc: socketpair: %w", err)
 	}
 	ch.parent = [3]int{up[0], down[1], sock[0]}
 	ch.child = [3]int{down[0], up[1], sock[1]}
@@ -162,7 +161,7 @@ func (c *Conn) WriteFrame(f Frame) error {
 		return ErrClosed
 	}
 	if err != nil {
-		return fmt.Errorf("cancel: write frame: %w", err)
+		return fmt.Errorf("workerproc: write frame: %w", err)
 	}
 	return nil
 }
@@ -188,7 +187,7 @@ func (c *Conn) WriteFrames(fs ...Frame) error {
 		return ErrClosed
 	}
 	if err != nil {
-		return fmt.Errorf("cancel: write frames: %w", err)
+		return fmt.Errorf("workerproc: write frames: %w", err)
 	}
 	return nil
 }
@@ -274,24 +273,6 @@ func (c *Conn) writeAll(a, b []byte) error {
 	return nil
 }
 
-func (c *Conn) sendFDs(fds []int) error {
-	rights := unix.UnixRights(fds...)
-	for {
-		err := unix.Sendmsg(c.sfd, []byte{byte(len(fds))}, rights, nil, unix.MSG_NOSIGNAL)
-		switch err {
-		case nil:
-			return nil
-		case unix.EINTR:
-		case unix.EAGAIN:
-			if err := c.wait(c.sfd, unix.POLLOUT); err != nil {
-				return err
-			}
-		default:
-			return err
-		}
-	}
-}
-
 // recv is the frameReader's source: read what the pipe holds, waiting for
 // it if need be.
 func (c *Conn) recv(p []byte) (int, error) {
@@ -308,35 +289,8 @@ func (c *Conn) recv(p []byte) (int, error) {
 				return 0, err
 			}
 		default:
-			return 0, fmt.Errorf("cancel: read frame: %w", err)
+			return 0, fmt.Errorf("workerproc: read frame: %w", err)
 		}
-	}
-}
-
-// recvFDs takes the n descriptors of the frame just read from the socket,
-// where the writer put them before the frame.
-func (c *Conn) recvFDs(n int) ([]int, error) {
-	var b [1]byte
-	for {
-		_, oobn, flags, errno := recvmsg(c.sfd, b[:], c.oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
-		if errno == unix.EINTR {
-			continue
-		}
-		if errno == unix.EAGAIN {
-			return nil, fmt.Errorf("%w: frame announces %d file descriptors, none arrived", ErrCorruptFrame, n)
-		}
-		if errno != 0 {
-			return nil, fmt.Errorf("cancel: read file descriptors: %w", errno)
-		}
-		fds, err := parseRights(c.oob[:oobn])
-		if err != nil {
-			return nil, err
-		}
-		if flags&unix.MSG_CTRUNC != 0 || len(fds) != n {
-			closeFDs(fds)
-			return nil, fmt.Errorf("%w: frame announces %d file descriptors, %d arrived", ErrCorruptFrame, n, len(fds))
-		}
-		return fds, nil
 	}
 }
 
@@ -349,52 +303,12 @@ func (c *Conn) wait(fd int, events int16) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("cancel: poll: %w", err)
+			return fmt.Errorf("workerproc: poll: %w", err)
 		}
 		if fds[1].Revents != 0 {
 			return ErrClosed
 		}
 		return nil // ready, or hung up / in error: the next call says which
-	}
-}
-
-// recvmsg is recvmsg(2) without the allocations of unix.Recvmsg (it
-// decodes a source address that a socketpair never needs).
-func recvmsg(fd int, p, oob []byte, flags int) (n, oobn, rflags int, errno unix.Errno) {
-	var iov unix.Iovec
-	iov.Base = &p[0]
-	iov.SetLen(len(p))
-	var msg unix.Msghdr
-	msg.Iov = &iov
-	msg.SetIovlen(1)
-	msg.Control = &oob[0]
-	msg.SetControllen(len(oob))
-	r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
-	if e != 0 {
-		return 0, 0, 0, e
-	}
-	return int(r), int(msg.Controllen), int(msg.Flags), 0
-}
-
-func parseRights(oob []byte) ([]int, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, fmt.Errorf("%w: control message: %w", ErrCorruptFrame, err)
-	}
-	var fds []int
-	for i := range msgs {
-		got, err := unix.ParseUnixRights(&msgs[i])
-		if err != nil {
-			continue // not SCM_RIGHTS; nothing to own
-		}
-		fds = append(fds, got...)
-	}
-	return fds, nil
-}
-
-func closeFDs(fds []int) {
-	for _, fd := range fds {
-		unix.Close(fd)
 	}
 }
 
@@ -409,7 +323,7 @@ func (c *Conn) Unread() (int, error) {
 	defer c.release()
 	n, err := unix.IoctlGetInt(c.wfd, unix.TIOCINQ) // FIONREAD, on a pipe's either end
 	if err != nil {
-		return 0, fmt.Errorf("cancel: unread bytes: %w", err)
+		return 0, fmt.Errorf("workerproc: unread bytes: %w", err)
 	}
 	return n, nil
 }

@@ -92,7 +92,7 @@ func (p *Process) Close() error {
 func (p *Process) RSS() (int64, error) {
 	f, err := os.Open(statmPath(p.PID()))
 	if err != nil {
-		return 0, fmt.Errorf("cancel: worker %d rss: %w", p.ID(), err)
+		return 0, fmt.Errorf("workerproc: worker %d rss: %w", p.ID(), err)
 	}
 	defer f.Close()
 	return readRSS(f, make([]byte, 128))
@@ -103,7 +103,7 @@ func (p *Process) RSS() (int64, error) {
 func (p *Process) watchMemory() {
 	f, err := os.Open(statmPath(p.PID()))
 	if err != nil {
-		p.log.Warn("cancel: cannot watch worker memory", "err", err)
+		p.log.Warn("workerproc: cannot watch worker memory", "err", err)
 		return
 	}
 	defer f.Close()
@@ -134,15 +134,15 @@ func statmPath(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/statm" 
 func readRSS(f *os.File, buf []byte) (int64, error) {
 	n, err := f.ReadAt(buf, 0)
 	if n == 0 {
-		return 0, fmt.Errorf("cancel: read %s: %w", f.Name(), err)
+		return 0, fmt.Errorf("workerproc: read %s: %w", f.Name(), err)
 	}
 	fields := bytes.Fields(buf[:n])
 	if len(fields) < 2 {
-		return 0, fmt.Errorf("cancel: malformed %s", f.Name())
+		return 0, fmt.Errorf("workerproc: malformed %s", f.Name())
 	}
 	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("cancel: malformed %s: %w", f.Name(), err)
+		return 0, fmt.Errorf("workerproc: malformed %s: %w", f.Name(), err)
 	}
 	return pages * int64(os.Getpagesize()), nil
 }

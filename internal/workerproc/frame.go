@@ -63,7 +63,7 @@ func checkWrite(f *Frame, max int) error {
 		return fmt.Errorf("%w: body of %d bytes exceeds the maximum of %d", ErrFrameTooLarge, len(f.Body), max)
 	}
 	if len(f.FDs) > MaxFDs {
-		return fmt.Errorf("cancel: %d file descriptors in one frame, at most %d", len(f.FDs), MaxFDs)
+		return fmt.Errorf("workerproc: %d file descriptors in one frame, at most %d", len(f.FDs), MaxFDs)
 	}
 	return nil
 }

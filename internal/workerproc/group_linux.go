@@ -28,7 +28,7 @@ func waitExited(pid int) error {
 func (p *Process) killGroup() {
 	err := unix.Kill(-p.PID(), unix.SIGKILL)
 	if err != nil && !errors.Is(err, unix.ESRCH) { // ESRCH: nobody is left in it
-		p.log.Warn("cancel: cannot kill the worker's process group", "err", err)
+		p.log.Warn("workerproc: cannot kill the worker's process group", "err", err)
 	}
 }
 

@@ -53,7 +53,7 @@ func (c *Conn) SendHello(h Hello) error {
 	}
 	body, err := json.Marshal(h)
 	if err != nil {
-		return fmt.Errorf("cancel: encode hello: %w", err)
+		return fmt.Errorf("workerproc: encode hello: %w", err)
 	}
 	if len(body) > maxHello || len(body) > c.MaxFrame() {
 		return fmt.Errorf("%w: hello of %d bytes (too many task names)", ErrFrameTooLarge, len(body))

@@ -33,7 +33,14 @@ type output struct {
 	// anything but what the runtime prints in between drops it.
 	headline string
 	waiting  bool
+	inRace   bool // within a -race build's report, see raceDelimiter
 }
+
+// raceDelimiter opens and closes the race detector's reports. In a -race
+// build another thread may write one between a crash headline and its
+// trace (a fatal "concurrent map writes" comes with data races), so a
+// report is passed over whole rather than taken for the task's output.
+const raceDelimiter = "=================="
 
 // isCrashLine reports whether s opens a Go runtime crash report: its
 // headline scrolls out of the tail under the goroutine dump, so it is kept
@@ -89,7 +96,9 @@ func (o *output) line(b []byte, piece bool) {
 	case piece: // the rest of a long line neither opens nor breaks a report
 	case isCrashLine(s):
 		o.headline, o.waiting = truncate(s, maxLine), true
-	case !o.waiting:
+	case s == raceDelimiter:
+		o.inRace = !o.inRace
+	case o.inRace, !o.waiting:
 	case isTraceHeader(s):
 		o.crash, o.waiting = o.headline, false
 	case strings.HasPrefix(s, "[signal "):

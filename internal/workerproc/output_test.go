@@ -28,6 +28,10 @@ func TestCrashHeadline(t *testing.T) {
 		{"something else before the trace", "panic: fake\nsomething else\ngoroutine 1 [running]:\n", ""},
 		{"not a trace header", "panic: fake\n\ngoroutine one [running]:\n", ""},
 		{"a trace without a headline", "\ngoroutine 1 [running]:\n", ""},
+		{"a race report in between (-race)", "fatal error: concurrent map writes\n==================\nWARNING: DATA RACE\nWrite at 0x1 by goroutine 14:\n  main.f()\n==================\n\ngoroutine 9 [running]:\n",
+			"fatal error: concurrent map writes"},
+		{"a headline inside a race report", "==================\nWARNING: DATA RACE\nfatal error: concurrent map writes\nPrevious write at 0x1 by goroutine 13:\n==================\ngoroutine 9 [running]:\n",
+			"fatal error: concurrent map writes"},
 		{"a later headline without a trace", "panic: real\n\ngoroutine 1 [running]:\nmain.main()\npanic: fake\n", "panic: real"},
 	}
 	for _, tt := range tests {

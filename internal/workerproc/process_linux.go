@@ -45,7 +45,7 @@ type Process struct {
 // they are closed on it, and outputCutMessage is logged.
 const outputDrain = 200 * time.Millisecond
 
-const outputCutMessage = "cancel: worker output still open after it exited (held by a process outside its group); closing it"
+const outputCutMessage = "workerproc: worker output still open after it exited (held by a process outside its group); closing it"
 
 // Start starts a worker process as s describes and waits for its hello. It
 // blocks until the worker has sent its hello, ctx ends, s.StartTimeout
@@ -79,7 +79,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		p.kill(cancel.KilledByStart)
 		p.conn.Close()
 		<-p.done
-		return nil, fmt.Errorf("cancel: start worker %d: %w", s.ID, err)
+		return nil, fmt.Errorf("workerproc: start worker %d: %w", s.ID, err)
 	}
 	return p, nil
 }
@@ -106,7 +106,7 @@ func spawn(s Spec) (*Process, error) {
 			conn.Close()
 			closeFiles(r[:i]...)
 			closeFiles(w[:i]...)
-			return nil, fmt.Errorf("cancel: pipe: %w", err)
+			return nil, fmt.Errorf("workerproc: pipe: %w", err)
 		}
 	}
 	cmd := exec.Command(s.Path, s.Args...)
@@ -127,7 +127,7 @@ func spawn(s Spec) (*Process, error) {
 	if err != nil {
 		conn.Close()
 		closeFiles(r[:]...)
-		return nil, fmt.Errorf("cancel: start worker %d: %w", s.ID, err)
+		return nil, fmt.Errorf("workerproc: start worker %d: %w", s.ID, err)
 	}
 	pid := cmd.Process.Pid
 	log := s.Logger.With(slog.Int("worker", s.ID), slog.Int("pid", pid))
@@ -207,7 +207,7 @@ func (p *Process) reap() {
 	if err := waitExited(p.PID()); err == nil {
 		p.killGroup()
 	} else {
-		p.log.Warn("cancel: cannot wait for the worker without reaping it; its process group is left alone", "err", err)
+		p.log.Warn("workerproc: cannot wait for the worker without reaping it; its process group is left alone", "err", err)
 	}
 	werr := p.cmd.Wait()
 	timer := time.NewTimer(outputDrain)

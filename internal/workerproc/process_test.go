@@ -221,7 +221,7 @@ func TestStartFailures(t *testing.T) {
 				assert.ErrorIs(t, err, want)
 			}
 			assert.Contains(t, err.Error(), tt.msg)
-			assert.True(t, strings.HasPrefix(err.Error(), "cancel: "), err.Error())
+			assert.True(t, strings.HasPrefix(err.Error(), "workerproc: "), err.Error())
 		})
 	}
 }

@@ -67,16 +67,16 @@ const (
 func (s Spec) withDefaults() (Spec, error) {
 	switch {
 	case s.MaxFrame < 0 || s.MaxFrame > MaxFrameLimit:
-		return s, fmt.Errorf("cancel: Spec.MaxFrame %d outside [0, %d]", s.MaxFrame, MaxFrameLimit)
+		return s, fmt.Errorf("workerproc: Spec.MaxFrame %d outside [0, %d]", s.MaxFrame, MaxFrameLimit)
 	case s.MemoryLimit < 0:
-		return s, fmt.Errorf("cancel: negative Spec.MemoryLimit %d", s.MemoryLimit)
+		return s, fmt.Errorf("workerproc: negative Spec.MemoryLimit %d", s.MemoryLimit)
 	case s.MemoryPoll < 0 || s.StartTimeout < 0 || s.CloseGrace < 0:
-		return s, errors.New("cancel: negative duration in Spec")
+		return s, errors.New("workerproc: negative duration in Spec")
 	}
 	if s.Path == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return s, fmt.Errorf("cancel: find the program to run as worker: %w", err)
+			return s, fmt.Errorf("workerproc: find the program to run as worker: %w", err)
 		}
 		s.Path = exe
 	}

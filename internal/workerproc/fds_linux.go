@@ -1,0 +1,97 @@
+package workerproc
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A frame's descriptors travel on the unix socket beside the pipes: the
+// writer sends them (SCM_RIGHTS) before the frame that announces them, so
+// the reader finds them waiting when it has read that frame.
+
+func (c *Conn) sendFDs(fds []int) error {
+	rights := unix.UnixRights(fds...)
+	for {
+		err := unix.Sendmsg(c.sfd, []byte{byte(len(fds))}, rights, nil, unix.MSG_NOSIGNAL)
+		switch err {
+		case nil:
+			return nil
+		case unix.EINTR:
+		case unix.EAGAIN:
+			if err := c.wait(c.sfd, unix.POLLOUT); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// recvFDs takes the n descriptors of the frame just read from the socket,
+// where the writer put them before the frame.
+func (c *Conn) recvFDs(n int) ([]int, error) {
+	var b [1]byte
+	for {
+		_, oobn, flags, errno := recvmsg(c.sfd, b[:], c.oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno == unix.EAGAIN {
+			return nil, fmt.Errorf("%w: frame announces %d file descriptors, none arrived", ErrCorruptFrame, n)
+		}
+		if errno != 0 {
+			return nil, fmt.Errorf("workerproc: read file descriptors: %w", errno)
+		}
+		fds, err := parseRights(c.oob[:oobn])
+		if err != nil {
+			return nil, err
+		}
+		if flags&unix.MSG_CTRUNC != 0 || len(fds) != n {
+			closeFDs(fds)
+			return nil, fmt.Errorf("%w: frame announces %d file descriptors, %d arrived", ErrCorruptFrame, n, len(fds))
+		}
+		return fds, nil
+	}
+}
+
+// recvmsg is recvmsg(2) without the allocations of unix.Recvmsg (it
+// decodes a source address that a socketpair never needs).
+func recvmsg(fd int, p, oob []byte, flags int) (n, oobn, rflags int, errno unix.Errno) {
+	var iov unix.Iovec
+	iov.Base = &p[0]
+	iov.SetLen(len(p))
+	var msg unix.Msghdr
+	msg.Iov = &iov
+	msg.SetIovlen(1)
+	msg.Control = &oob[0]
+	msg.SetControllen(len(oob))
+	r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	if e != 0 {
+		return 0, 0, 0, e
+	}
+	return int(r), int(msg.Controllen), int(msg.Flags), 0
+}
+
+func parseRights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("%w: control message: %w", ErrCorruptFrame, err)
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err != nil {
+			continue // not SCM_RIGHTS; nothing to own
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
