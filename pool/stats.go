@@ -57,7 +57,8 @@ type Stats struct {
 type tally struct {
 	waitTime, runTime           histogram
 	completed, failed, canceled atomic.Uint64
-	tasks                       taskTallies
+	lost                        atomic.Uint64 // counted by whoever resolved them; here for tasks
+	tasks                       taskTallies   // guarded by the pool's lock
 }
 
 // ran records a finished task and how it ended for its caller (lost: the
@@ -72,6 +73,8 @@ func (t *tally) ran(wait, run int64, o outcome) {
 		bump(&t.failed)
 	case canceled:
 		bump(&t.canceled)
+	default:
+		bump(&t.lost)
 	}
 }
 
@@ -84,6 +87,7 @@ func (t *tally) merge(o *tally) {
 	t.completed.Store(t.completed.Load() + o.completed.Load())
 	t.failed.Store(t.failed.Load() + o.failed.Load())
 	t.canceled.Store(t.canceled.Load() + o.canceled.Load())
+	t.lost.Store(t.lost.Load() + o.lost.Load())
 }
 
 // recorder is the pool's own counters. The gauges are written under the
@@ -134,12 +138,12 @@ func (p *Pool) Stats() Stats {
 	}
 	sum.merge(&r.retired)
 	tasks := map[string]TaskStats{}
-	r.retired.tasks.addTo(tasks)
+	r.retired.addTasksTo(tasks)
 	lived := r.retiredNanos
 	var running int64
 	for w := range p.all {
 		sum.merge(&w.tally)
-		w.tally.tasks.addTo(tasks)
+		w.tally.addTasksTo(tasks)
 		lived += t - w.born
 		if w.current != nil {
 			running += t - w.startedAt.Load()

@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -107,4 +108,62 @@ func TestStatsByTask(t *testing.T) {
 	assert.Zero(t, st.Tasks["test.add"].Failed)
 	assert.Positive(t, st.Tasks["test.add"].RunTime)
 	assert.Equal(t, st.RunTime.Count, uint64(8))
+}
+
+// A worker turning from task to task charges each run to its name, and a
+// worker that exits leaves its counts behind: per name, the counts only
+// grow while the tasks run (a Prometheus counter must never go down), and
+// in the end they add up to the pool's totals.
+func TestStatsByTaskAcrossTurnsAndExits(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 2, IdleTimeout: 20 * time.Millisecond})
+	ctx := context.Background()
+	stop := make(chan struct{})
+	watched := make(chan error, 1)
+	go func() {
+		last := map[string]pool.TaskStats{}
+		for {
+			for name, s := range p.Stats().Tasks {
+				l := last[name]
+				if s.Completed < l.Completed || s.Failed < l.Failed || s.RunTime < l.RunTime {
+					watched <- fmt.Errorf("%s went back from %+v to %+v", name, l, s)
+					return
+				}
+				last[name] = s
+			}
+			select {
+			case <-stop:
+				watched <- nil
+				return
+			default:
+			}
+		}
+	}()
+	var added, failed int
+	for round := range 6 {
+		for i := range 50 {
+			if (i+round)%3 == 0 {
+				_, err := pool.Run(ctx, p, fail, "no")
+				require.Error(t, err)
+				failed++
+			} else {
+				_, err := pool.Run(ctx, p, add, [2]int{i, round})
+				require.NoError(t, err)
+				added++
+			}
+		}
+		if round%2 == 1 {
+			require.Eventually(t, func() bool { return p.Stats().Workers == 0 }, 5*time.Second, time.Millisecond)
+		}
+	}
+	close(stop)
+	require.NoError(t, <-watched)
+	require.Eventually(t, func() bool {
+		st := p.Stats()
+		return st.Tasks["test.add"].Completed == uint64(added) && st.Tasks["test.fail"].Failed == uint64(failed)
+	}, 5*time.Second, time.Millisecond, "%+v", p.Stats().Tasks)
+	st := p.Stats()
+	assert.Zero(t, st.Tasks["test.add"].Failed)
+	assert.Zero(t, st.Tasks["test.fail"].Completed)
+	assert.Equal(t, st.RunTime.Sum, st.Tasks["test.add"].RunTime+st.Tasks["test.fail"].RunTime)
 }

@@ -1,9 +1,6 @@
 package pool
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "time"
 
 // TaskStats is what Stats.Tasks counts for one task name: the tasks of
 // that name that ran, by what their caller got (a task whose caller gave
@@ -15,100 +12,85 @@ type TaskStats struct {
 	RunTime                     time.Duration // summed over the runs
 }
 
-// taskTally is one worker's counts for one task name.
-type taskTally struct {
-	completed, failed, canceled, runNanos atomic.Uint64
-}
-
-// taskTallies is one worker's counts by task name: a map that only its
-// owner writes (a worker, or the pool's lock for retired workers'), copied
-// when a name is added, so that Stats reads it without a lock and a
-// worker counts a task with one lookup and no allocation.
+// taskTallies is one worker's counts by task name, kept off the task's
+// path: the worker's tally counts every task anyway, so a run of tasks of
+// one name is charged to that name only when the worker turns to another
+// name (or retires), as the tally's growth since the run began. Turning,
+// charging and reading all happen under the pool's lock; the counts only
+// grow, so no reading goes backwards.
 type taskTallies struct {
-	m atomic.Pointer[map[string]*taskTally]
-	// last is the name the owner counted last, lastTask its tally: a
-	// worker that runs one task over and over skips the map.
-	last     string
-	lastTask *taskTally
+	byName map[string]TaskStats
+	// cur is the name of the tasks the worker has run since base, a
+	// snapshot of its tally then; has is false before its first task.
+	cur  string
+	has  bool
+	base TaskStats
 }
 
-// of returns the tally of task name, adding it if new. Only the owner
-// calls it.
-func (ts *taskTallies) of(name string) *taskTally {
-	if ts.lastTask != nil && name == ts.last {
-		return ts.lastTask
-	}
-	t := ts.lookup(name)
-	ts.last, ts.lastTask = name, t
-	return t
-}
-
-func (ts *taskTallies) lookup(name string) *taskTally {
-	old := ts.m.Load()
-	if old != nil {
-		if t := (*old)[name]; t != nil {
-			return t
-		}
-	}
-	m := make(map[string]*taskTally, 1+lenOfTallies(old))
-	if old != nil {
-		for k, v := range *old {
-			m[k] = v
-		}
-	}
-	t := new(taskTally)
-	m[name] = t
-	ts.m.Store(&m)
-	return t
-}
-
-func lenOfTallies(m *map[string]*taskTally) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
-}
-
-// ran counts one run of the task; only the owner calls it.
-func (t *taskTally) ran(run int64, o outcome) {
-	t.runNanos.Store(t.runNanos.Load() + uint64(max(run, 0)))
-	switch o {
-	case completed:
-		bump(&t.completed)
-	case failed:
-		bump(&t.failed)
-	default: // canceled, or lost: someone resolved it first, for its caller's end
-		bump(&t.canceled)
+// asTask is t's counts as a task name's: a task whose caller gave up
+// first (lost) counts as canceled, for its caller's end.
+func (t *tally) asTask() TaskStats {
+	return TaskStats{
+		Completed: t.completed.Load(),
+		Failed:    t.failed.Load(),
+		Canceled:  t.canceled.Load() + t.lost.Load(),
+		RunTime:   time.Duration(t.runTime.sum.Load()),
 	}
 }
 
-// addTo adds the tallies into sum.
-func (ts *taskTallies) addTo(sum map[string]TaskStats) {
-	m := ts.m.Load()
-	if m == nil {
+// turnTo makes name the name of the tasks t counts from now on: one
+// string comparison when it is already. The pool's lock is held.
+func (t *tally) turnTo(name string) {
+	if t.tasks.has && t.tasks.cur == name {
 		return
 	}
-	for name, t := range *m {
-		s := sum[name]
-		s.Completed += t.completed.Load()
-		s.Failed += t.failed.Load()
-		s.Canceled += t.canceled.Load()
-		s.RunTime += time.Duration(t.runNanos.Load())
-		sum[name] = s
+	t.charge()
+	t.tasks.cur, t.tasks.has = name, true
+}
+
+// charge adds what t counted since it turned to its current name to that
+// name. The pool's lock is held.
+func (t *tally) charge() {
+	ts := &t.tasks
+	now := t.asTask()
+	if ts.has {
+		ts.add(ts.cur, now.minus(ts.base))
+	}
+	ts.base = now
+}
+
+// addTasksTo adds t's counts by task name into sum, the current run's
+// share included. The pool's lock is held.
+func (t *tally) addTasksTo(sum map[string]TaskStats) {
+	ts := &t.tasks
+	for name, s := range ts.byName {
+		sum[name] = sum[name].plus(s)
+	}
+	if ts.has {
+		sum[ts.cur] = sum[ts.cur].plus(t.asTask().minus(ts.base))
 	}
 }
 
-// merge adds o's tallies into ts; the caller owns ts.
-func (ts *taskTallies) merge(o *taskTallies) {
-	m := o.m.Load()
-	if m == nil {
-		return
+// merge adds o's counts by name into ts, o's current run included; the
+// pool's lock is held and o's worker has exited.
+func (ts *taskTallies) merge(o *tally) {
+	o.charge()
+	for name, s := range o.tasks.byName {
+		ts.add(name, s)
 	}
-	for name, t := range *m {
-		into := ts.of(name)
-		into.completed.Store(into.completed.Load() + t.completed.Load())
-		into.failed.Store(into.failed.Load() + t.failed.Load())
-		into.canceled.Store(into.canceled.Load() + t.canceled.Load())
-		into.runNanos.Store(into.runNanos.Load() + t.runNanos.Load())
+}
+
+func (ts *taskTallies) add(name string, s TaskStats) {
+	if ts.byName == nil {
+		ts.byName = map[string]TaskStats{}
 	}
+	ts.byName[name] = ts.byName[name].plus(s)
+}
+
+func (s TaskStats) plus(o TaskStats) TaskStats {
+	return TaskStats{s.Completed + o.Completed, s.Failed + o.Failed, s.Canceled + o.Canceled, s.RunTime + o.RunTime}
+}
+
+func (s TaskStats) minus(o TaskStats) TaskStats {
+	return TaskStats{s.Completed - o.Completed, s.Failed - o.Failed, s.Canceled - o.Canceled, s.RunTime - o.RunTime}
 }

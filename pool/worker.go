@@ -126,8 +126,11 @@ func (p *Pool) work(w *worker) {
 func (w *worker) Started() { w.sentAt = now() }
 
 // settle does the pool's part of a job w has run: it lets go of the
-// job's input and ctx, and frees its worker and its slot. p.mu is held.
+// job's input and ctx, and frees its worker and its slot. p.mu is held,
+// and w has not counted the job yet (deliver does, after unlocking): so
+// w's tally turns to the job's name here, before it counts the job.
 func (p *Pool) settle(w *worker, j job) {
+	w.tally.turnTo(j.name())
 	j.forget()
 	w.current = nil
 	inc(&p.stats.busy, -1)
@@ -140,10 +143,9 @@ func (p *Pool) settle(w *worker, j job) {
 func (p *Pool) goexited(w *worker, f finished) {
 	f.outcome = f.job.exited()
 	f.end = now()
-	p.record(w, f)
-	w.tally.tasks.of(f.job.name()).ran(f.end-f.start, f.outcome)
 	p.mu.Lock()
 	p.settle(w, f.job)
+	p.record(w, f)
 	p.retire(w)
 	if p.state != closed && len(p.all)+p.starting < p.opts.Workers &&
 		(p.queue.n > 0 || len(p.all)+p.starting < p.opts.MinWorkers) {
@@ -172,10 +174,7 @@ func (p *Pool) deliver(w *worker, f finished) {
 		return
 	}
 	p.record(w, f)
-	name := f.job.name() // before announce lets go of the job
 	p.announce(f)
-	// The breakdown by name costs a map lookup: after the caller is awake.
-	w.tally.tasks.of(name).ran(f.end-f.start, f.outcome)
 }
 
 // record counts a finished job in w's tally. Only w's goroutine calls it.
@@ -246,7 +245,7 @@ func (p *Pool) retire(w *worker) {
 	delete(p.all, w)
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
 	p.stats.retired.merge(&w.tally)
-	p.stats.retired.tasks.merge(&w.tally.tasks)
+	p.stats.retired.tasks.merge(&w.tally)
 	p.stats.retiredNanos += now() - w.born
 	p.checkDrained()
 }
