@@ -46,9 +46,8 @@ type Stats struct {
 	// in [0, 1]: like Node's event loop utilisation, summed over workers.
 	Utilization float64
 
-	// Tasks breaks down the tasks that ran by task name. A task's counts
-	// may lag its caller by a moment: its worker counts it after waking
-	// the caller.
+	// Tasks breaks down the tasks that ran by task name, counted when
+	// Completed, Failed and RunTime count them.
 	Tasks map[string]TaskStats
 }
 
