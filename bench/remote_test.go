@@ -25,7 +25,6 @@ import (
 // responder process that answers at once (the floor), transport=remote a
 // pool.Run through a Remote pool to a node process of one worker.
 func BenchmarkRemoteRoundTrip(b *testing.B) {
-	ctx := context.Background()
 	b.Run("transport=nats-request", func(b *testing.B) {
 		s, nc := remoteServer(b)
 		startProcess(b, envResponder+"="+s.ClientURL())
@@ -50,18 +49,7 @@ func BenchmarkRemoteRoundTrip(b *testing.B) {
 	})
 	b.Run("transport=remote", func(b *testing.B) {
 		s, nc := remoteServer(b)
-		p := startNodes(b, s, nc, "bench-round-trip", 1, 1, 1)
-		warmUp(b, p)
-		b.ReportAllocs()
-		var samples []time.Duration
-		for i := 0; b.Loop(); i++ {
-			start := time.Now()
-			if _, err := pool.Run(ctx, p, trivial, i); err != nil {
-				b.Fatal(err)
-			}
-			samples = append(samples, time.Since(start))
-		}
-		reportQuantiles(b, samples, "round-trip")
+		roundTrips(b, startNodes(b, s, nc, "bench-round-trip", 1, 1, 1))
 	})
 }
 

@@ -58,23 +58,28 @@ func newIsolated(b *testing.B, iso pool.Isolation, o pool.Options) *pool.Pool {
 
 // BenchmarkSubprocessRoundTrip is one Run of a trivial task at a time.
 func BenchmarkSubprocessRoundTrip(b *testing.B) {
-	ctx := context.Background()
 	for _, iso := range isolations {
 		b.Run("isolation="+iso.String(), func(b *testing.B) {
-			p := newIsolated(b, iso, pool.Options{MinWorkers: workers})
-			warmUp(b, p)
-			b.ReportAllocs()
-			var samples []time.Duration
-			for i := 0; b.Loop(); i++ {
-				start := time.Now()
-				if _, err := pool.Run(ctx, p, trivial, i); err != nil {
-					b.Fatal(err)
-				}
-				samples = append(samples, time.Since(start))
-			}
-			reportQuantiles(b, samples, "round-trip")
+			roundTrips(b, newIsolated(b, iso, pool.Options{MinWorkers: workers}))
 		})
 	}
+}
+
+// roundTrips times one caller's Run of the trivial task on a warm p, call
+// after call, and reports the quantiles beside the mean.
+func roundTrips(b *testing.B, p *pool.Pool) {
+	ctx := context.Background()
+	warmUp(b, p)
+	b.ReportAllocs()
+	var samples []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		if _, err := pool.Run(ctx, p, trivial, i); err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, time.Since(start))
+	}
+	reportQuantiles(b, samples, "round-trip")
 }
 
 // BenchmarkSubprocessThroughput is Run from GOMAXPROCS goroutines on 2
