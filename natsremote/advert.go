@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+
+	"github.com/offloadgo/offload/internal/codec"
 )
 
 // advert is a node's capacity advert: who it is, and its slots. A node
@@ -69,7 +71,7 @@ func parseAdvert(data []byte) (advert, error) {
 		return advert{}, fmt.Errorf("%w: advert flags %#x, heartbeat %v", errCorrupt, body[16], a.heartbeat)
 	}
 	body = body[17:]
-	n, k := uvarint(body)
+	n, k := codec.Uvarint(body)
 	if k <= 0 || n > maxIDLen || uint64(len(body)-k) != n {
 		return advert{}, fmt.Errorf("%w: advert's node ID", errCorrupt)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/offloadgo/offload/internal/codec"
 )
 
 // Every message of the protocol, either way, starts with the same header:
@@ -149,23 +151,12 @@ func parseCallHead(body []byte) (callHead, []byte, error) {
 	}
 	c := callHead{heartbeat: binary.BigEndian.Uint64(body), fingerprint: binary.BigEndian.Uint64(body[8:])}
 	body = body[16:]
-	n, k := uvarint(body)
+	n, k := codec.Uvarint(body)
 	if k <= 0 || n > maxNameLen || uint64(len(body)-k) < n {
 		return callHead{}, nil, fmt.Errorf("%w: task name", errCorrupt)
 	}
 	c.task = string(body[k : k+int(n)])
 	return c, body[k+int(n):], nil
-}
-
-// uvarint is binary.Uvarint refusing (k = 0) a value not in its shortest
-// form, so that a message has one encoding only.
-func uvarint(b []byte) (v uint64, k int) {
-	v, k = binary.Uvarint(b)
-	var short [binary.MaxVarintLen64]byte
-	if k > 0 && k != binary.PutUvarint(short[:], v) {
-		return 0, 0
-	}
-	return v, k
 }
 
 // appendIDs appends call IDs to b, and parseIDs reads them back: a ping's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/offloadgo/offload/internal/workerproc"
@@ -114,7 +115,7 @@ func splitMoves(body []byte, nfds int) (rest []byte, m moves, err error) {
 	}
 	m.broken = t[0]&flagBroken != 0
 	t = t[1:]
-	nsegs, k := uvarint(t)
+	nsegs, k := codec.Uvarint(t)
 	if k <= 0 || nsegs > workerproc.MaxFDs || nsegs != uint64(nfds) {
 		return nil, moves{}, fmt.Errorf("%w: %d segments for %d descriptors", errCorruptMoves, nsegs, nfds)
 	}
@@ -124,14 +125,14 @@ func splitMoves(body []byte, nfds int) (rest []byte, m moves, err error) {
 			return nil, moves{}, fmt.Errorf("%w: short segment", errCorruptMoves)
 		}
 		id := segmentIDAt(t)
-		size, k := uvarint(t[segIDSize:])
+		size, k := codec.Uvarint(t[segIDSize:])
 		if k <= 0 || size == 0 || size > maxSegmentBytes {
 			return nil, moves{}, fmt.Errorf("%w: segment size", errCorruptMoves)
 		}
 		m.segs = append(m.segs, segmentMeta{id: id, size: int(size)})
 		t = t[segIDSize+k:]
 	}
-	nrels, k := uvarint(t)
+	nrels, k := codec.Uvarint(t)
 	if k <= 0 || nrels != uint64(len(t)-k)/releaseSize || uint64(len(t)-k)%releaseSize != 0 {
 		return nil, moves{}, fmt.Errorf("%w: %d releases in %d bytes", errCorruptMoves, nrels, len(t)-max(k, 0))
 	}
@@ -148,15 +149,4 @@ func splitMoves(body []byte, nfds int) (rest []byte, m moves, err error) {
 		t = t[releaseSize:]
 	}
 	return rest, m, nil
-}
-
-// uvarint is binary.Uvarint refusing (k = 0) a value not in its shortest
-// form, so that a trailer has one encoding only.
-func uvarint(b []byte) (v uint64, k int) {
-	v, k = binary.Uvarint(b)
-	var short [binary.MaxVarintLen64]byte
-	if k > 0 && k != binary.PutUvarint(short[:], v) {
-		return 0, 0
-	}
-	return v, k
 }
