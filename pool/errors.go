@@ -64,9 +64,18 @@ var (
 
 // PanicError is the error a task's caller gets when the task panicked. The
 // worker recovers and goes on serving.
+//
+// In process, Value is the value passed to panic. From a worker process
+// (Subprocess, Remote) it is as close as a process boundary allows: a
+// string is the string; an error is a *RemoteError with its message, so
+// Unwrap still finds an error but errors.Is can't match the worker's
+// sentinels; another value is what msgpack decodes it into (int64,
+// float64, []any, map[string]any …, or its own type if registered with
+// msgpack.RegisterExt); a value msgpack can't encode is its fmt.Sprint
+// text.
 type PanicError struct {
 	Task  string // the registered name of the task
-	Value any    // the value passed to panic
+	Value any    // the panic value; see above for another process's
 	Stack []byte // the panicking goroutine's stack, as runtime/debug.Stack
 }
 
