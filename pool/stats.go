@@ -72,7 +72,7 @@ func (t *tally) ran(wait, run int64, o outcome) {
 		bump(&t.failed)
 	case canceled:
 		bump(&t.canceled)
-	default:
+	case lost:
 		bump(&t.lost)
 	}
 }
