@@ -2,22 +2,21 @@ package pool
 
 import (
 	"math/bits"
-	"sync/atomic"
 	"time"
 )
 
 // histogram is a log-linear histogram of durations: each power of two is
 // split into 8 buckets, so a reported quantile is within 12.5% of the true
-// value (and Max is exact). Each worker owns one and is its only writer, so
-// recording is a few plain loads and stores (atomic only so that Stats can
-// read while it writes): no lock and no contended cache line on the hot
-// path. A library such as HdrHistogram would give finer precision but
-// needs a lock or CAS per record; 12.5% is plenty for the P50/P99 that
-// drive shedding and dashboards.
+// value (and Max is exact). Each worker owns one, written and read under
+// the pool's lock, which the worker holds between two tasks anyway: so
+// recording is a few plain stores, and no cache line is shared with
+// another worker. A library such as HdrHistogram would give finer
+// precision at a higher cost per record; 12.5% is plenty for the P50/P99
+// that drive shedding and dashboards.
 type histogram struct {
-	buckets [histBuckets]atomic.Uint64
-	sum     atomic.Uint64 // ns
-	max     atomic.Int64  // ns
+	buckets [histBuckets]uint64
+	sum     uint64 // ns
+	max     int64  // ns
 }
 
 const (
@@ -45,27 +44,21 @@ func bucketTop(i int) uint64 {
 	return (m+1)<<(e-subBits) - 1
 }
 
-// record adds d. Only the histogram's owner may call it.
+// record adds d.
 func (h *histogram) record(d int64) {
 	d = max(d, 0)
-	b := &h.buckets[bucketOf(uint64(d))]
-	b.Store(b.Load() + 1)
-	h.sum.Store(h.sum.Load() + uint64(d))
-	if d > h.max.Load() {
-		h.max.Store(d)
-	}
+	h.buckets[bucketOf(uint64(d))]++
+	h.sum += uint64(d)
+	h.max = max(h.max, d)
 }
 
-// merge adds o's counts into h. The caller owns h (or holds the lock that
-// serialises its writers); o's owner may still be writing.
+// merge adds o's counts into h.
 func (h *histogram) merge(o *histogram) {
-	for i := range h.buckets {
-		if n := o.buckets[i].Load(); n > 0 {
-			h.buckets[i].Store(h.buckets[i].Load() + n)
-		}
+	for i, n := range o.buckets {
+		h.buckets[i] += n
 	}
-	h.sum.Store(h.sum.Load() + o.sum.Load())
-	h.max.Store(max(h.max.Load(), o.max.Load()))
+	h.sum += o.sum
+	h.max = max(h.max, o.max)
 }
 
 // Summary describes a latency distribution since the pool was created.
@@ -91,24 +84,24 @@ type Bucket struct {
 
 func (h *histogram) summary() Summary {
 	var total uint64
-	for i := range h.buckets {
-		total += h.buckets[i].Load()
+	for _, n := range h.buckets {
+		total += n
 	}
-	s := Summary{Count: total, Sum: time.Duration(h.sum.Load()), Max: time.Duration(h.max.Load())}
+	s := Summary{Count: total, Sum: time.Duration(h.sum), Max: time.Duration(h.max)}
 	if total == 0 {
 		return s
 	}
 	s.Mean = s.Sum / time.Duration(total)
-	for i := range h.buckets {
-		if n := h.buckets[i].Load(); n > 0 {
+	for i, n := range h.buckets {
+		if n > 0 {
 			s.Buckets = append(s.Buckets, Bucket{UpperBound: time.Duration(bucketTop(i)), Count: n})
 		}
 	}
 	quantile := func(q float64) time.Duration {
 		rank := uint64(q*float64(total-1)) + 1
 		var seen uint64
-		for i := range h.buckets {
-			if seen += h.buckets[i].Load(); seen >= rank {
+		for i, n := range h.buckets {
+			if seen += n; seen >= rank {
 				return min(time.Duration(bucketTop(i)), s.Max)
 			}
 		}

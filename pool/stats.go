@@ -51,13 +51,14 @@ type Stats struct {
 	Tasks map[string]TaskStats
 }
 
-// tally is what one worker records about the tasks it ran. The worker is
-// its only writer; Stats reads it while it writes.
+// tally is what one worker records about the tasks it ran. It is written
+// and read under the pool's lock: the worker records a task as it settles
+// it, between two tasks, when it holds the lock anyway.
 type tally struct {
 	waitTime, runTime           histogram
-	completed, failed, canceled atomic.Uint64
-	lost                        atomic.Uint64 // counted by whoever resolved them; here for tasks
-	tasks                       taskTallies   // guarded by the pool's lock
+	completed, failed, canceled uint64
+	lost                        uint64 // counted by whoever resolved them; here for tasks
+	tasks                       taskTallies
 }
 
 // ran records a finished task and how it ended for its caller (lost: the
@@ -67,26 +68,23 @@ func (t *tally) ran(wait, run int64, o outcome) {
 	t.runTime.record(run)
 	switch o {
 	case completed:
-		bump(&t.completed)
+		t.completed++
 	case failed:
-		bump(&t.failed)
+		t.failed++
 	case canceled:
-		bump(&t.canceled)
+		t.canceled++
 	case lost:
-		bump(&t.lost)
+		t.lost++
 	}
 }
-
-// bump adds one to a counter that only its owner writes.
-func bump(v *atomic.Uint64) { v.Store(v.Load() + 1) }
 
 func (t *tally) merge(o *tally) {
 	t.waitTime.merge(&o.waitTime)
 	t.runTime.merge(&o.runTime)
-	t.completed.Store(t.completed.Load() + o.completed.Load())
-	t.failed.Store(t.failed.Load() + o.failed.Load())
-	t.canceled.Store(t.canceled.Load() + o.canceled.Load())
-	t.lost.Store(t.lost.Load() + o.lost.Load())
+	t.completed += o.completed
+	t.failed += o.failed
+	t.canceled += o.canceled
+	t.lost += o.lost
 }
 
 // recorder is the pool's own counters. The gauges are written under the
@@ -149,12 +147,12 @@ func (p *Pool) Stats() Stats {
 		}
 	}
 	p.mu.Unlock()
-	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()+sum.canceled.Load()
+	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()+sum.canceled
 	s.Terminated, s.Crashed, s.Recycled = r.terminated.Load(), r.crashed.Load(), r.recycled.Load()
-	s.Completed, s.Failed = sum.completed.Load(), sum.failed.Load()
+	s.Completed, s.Failed = sum.completed, sum.failed
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
 	if lived > 0 {
-		busy := int64(sum.runTime.sum.Load()) + running
+		busy := int64(sum.runTime.sum) + running
 		s.Utilization = min(1, float64(busy)/float64(lived))
 	}
 	if len(tasks) > 0 {

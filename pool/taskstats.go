@@ -31,10 +31,10 @@ type taskTallies struct {
 // first (lost) counts as canceled, for its caller's end.
 func (t *tally) asTask() TaskStats {
 	return TaskStats{
-		Completed: t.completed.Load(),
-		Failed:    t.failed.Load(),
-		Canceled:  t.canceled.Load() + t.lost.Load(),
-		RunTime:   time.Duration(t.runTime.sum.Load()),
+		Completed: t.completed,
+		Failed:    t.failed,
+		Canceled:  t.canceled + t.lost,
+		RunTime:   time.Duration(t.runTime.sum),
 	}
 }
 

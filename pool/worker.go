@@ -69,23 +69,15 @@ func (p *Pool) work(w *worker) {
 	for {
 		var start int64 // 0 for a fresh clock reading
 		if done.job != nil {
-			p.settle(w, done.job)
+			p.settle(w, done)
 			start = done.end // the next task starts as this one ends
 		}
 		j, wait := p.take(w, start)
 		if j == nil {
 			if w.retire || p.state == closed || (p.state == draining && p.queue.n == 0) {
-				if done.job != nil {
-					// Deliver first, so that retire counts it in w's tally;
-					// then look again, since the pool may have changed.
-					p.mu.Unlock()
-					p.deliver(w, done)
-					done = finished{}
-					p.mu.Lock()
-					continue
-				}
 				p.retire(w)
 				p.mu.Unlock()
+				p.announce(done)
 				if w.runner != nil {
 					w.runner.Close()
 				}
@@ -94,7 +86,7 @@ func (p *Pool) work(w *worker) {
 			w.idleTick = p.tick
 			p.idle = append(p.idle, w)
 			p.mu.Unlock()
-			p.deliver(w, done)
+			p.announce(done)
 			done = finished{}
 			<-w.wake
 			if j = w.handoff; j == nil {
@@ -105,7 +97,7 @@ func (p *Pool) work(w *worker) {
 			w.startedAt.Store(now())
 		} else {
 			p.mu.Unlock()
-			p.deliver(w, done)
+			p.announce(done)
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		running = true
@@ -125,12 +117,17 @@ func (p *Pool) work(w *worker) {
 // transport.Call.Start).
 func (w *worker) Started() { w.sentAt = now() }
 
-// settle does the pool's part of a job w has run: it lets go of the
-// job's input and ctx, and frees its worker and its slot. p.mu is held,
-// and w has not counted the job yet (deliver does, after unlocking): so
-// w's tally turns to the job's name here, before it counts the job.
-func (p *Pool) settle(w *worker, j job) {
-	w.tally.turnTo(j.name())
+// settle does the pool's part of a job w has run, before its caller is
+// woken (see announce): it counts the job in w's tally, lets go of the
+// job's input and ctx, and frees its worker and its slot. p.mu is held:
+// the worker takes it between two tasks anyway, so the tally is plain
+// fields that Stats reads under the same lock.
+func (p *Pool) settle(w *worker, f finished) {
+	j := f.job
+	w.tally.turnTo(j.name()) // before it counts the job: see taskTallies
+	run := f.end - f.start
+	w.tally.ran(f.wait, run, f.outcome)
+	p.stats.noteRun(run)
 	j.forget()
 	w.current = nil
 	inc(&p.stats.busy, -1)
@@ -144,8 +141,7 @@ func (p *Pool) goexited(w *worker, f finished) {
 	f.outcome = f.job.exited()
 	f.end = now()
 	p.mu.Lock()
-	p.settle(w, f.job)
-	p.record(w, f)
+	p.settle(w, f)
 	p.retire(w)
 	if p.state != closed && len(p.all)+p.starting < p.opts.Workers &&
 		(p.queue.n > 0 || len(p.all)+p.starting < p.opts.MinWorkers) {
@@ -158,7 +154,7 @@ func (p *Pool) goexited(w *worker, f finished) {
 	p.announce(f)
 }
 
-// finished is a job a worker has run and not yet delivered.
+// finished is a job a worker has run and not yet announced.
 type finished struct {
 	job        job
 	wait       int64 // in the queue
@@ -166,27 +162,13 @@ type finished struct {
 	outcome    outcome
 }
 
-// deliver hands a finished job's result to its caller, records it in w's
-// tally first (so that Stats counts it by the time the caller wakes), and
-// lets go of the job.
-func (p *Pool) deliver(w *worker, f finished) {
+// announce wakes the caller of a settled job whose future its run
+// claimed, and lets go of the job; a zero f is nothing to announce.
+// Settled first, the job is counted in Stats by the time its caller wakes.
+func (p *Pool) announce(f finished) {
 	if f.job == nil {
 		return
 	}
-	p.record(w, f)
-	p.announce(f)
-}
-
-// record counts a finished job in w's tally. Only w's goroutine calls it.
-func (p *Pool) record(w *worker, f finished) {
-	run := f.end - f.start
-	w.tally.ran(f.wait, run, f.outcome)
-	p.stats.noteRun(run)
-}
-
-// announce wakes the caller of a job whose future its run claimed, and
-// lets go of the job.
-func (p *Pool) announce(f finished) {
 	if f.outcome != lost {
 		f.job.wake()
 	}
