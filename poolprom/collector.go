@@ -89,6 +89,22 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	for i, p := range pools {
 		c.collect(ch, names[i], p.Stats())
+		c.collectNodes(ch, names[i], p.Nodes())
+	}
+}
+
+// collectNodes sends the figures of a Remote pool's worker nodes (none
+// for another pool), from their capacity adverts.
+func (c *Collector) collectNodes(ch chan<- prometheus.Metric, name string, nodes []pool.NodeStats) {
+	d := &c.descs
+	for _, n := range nodes {
+		gauge := func(desc *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, name, n.ID)
+		}
+		gauge(d.nodeWorkers, float64(n.Workers))
+		gauge(d.nodeBusy, float64(n.Busy))
+		gauge(d.nodeInFlight, float64(n.InFlight))
+		gauge(d.nodeAge, n.AdvertAge.Seconds())
 	}
 }
 

@@ -9,10 +9,12 @@ type descs struct {
 	workers, busy, queued, utilization               *prometheus.Desc
 	queueWait, runTime                               *prometheus.Desc
 	taskRuns, taskRunSeconds                         *prometheus.Desc
+	nodeWorkers, nodeBusy, nodeInFlight, nodeAge     *prometheus.Desc
 }
 
 func newDescs(ns string) descs {
 	pool := []string{"pool"}
+	node := []string{"pool", "node"}
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, labels, nil)
 	}
@@ -33,6 +35,10 @@ func newDescs(ns string) descs {
 		runTime:        desc("run_seconds", "Time from a worker picking a task up to its return.", pool...),
 		taskRuns:       desc("task_runs_total", "Tasks that ran, by name and by what their caller got.", "pool", "task", "outcome"),
 		taskRunSeconds: desc("task_run_seconds_total", "Run time of the tasks that ran, by name.", "pool", "task"),
+		nodeWorkers:    desc("node_workers", "A Remote pool's worker node: its slots, as it last advertised them.", node...),
+		nodeBusy:       desc("node_busy_workers", "A Remote pool's worker node: its slots in use, as it last advertised them.", node...),
+		nodeInFlight:   desc("node_inflight_tasks", "A Remote pool's worker node: this pool's tasks running on it now.", node...),
+		nodeAge:        desc("node_advert_age_seconds", "A Remote pool's worker node: time since its last capacity advert.", node...),
 	}
 }
 
@@ -43,6 +49,7 @@ func (d *descs) each(f func(*prometheus.Desc)) {
 		d.terminated, d.crashed, d.recycled,
 		d.workers, d.busy, d.queued, d.utilization,
 		d.queueWait, d.runTime, d.taskRuns, d.taskRunSeconds,
+		d.nodeWorkers, d.nodeBusy, d.nodeInFlight, d.nodeAge,
 	} {
 		f(desc)
 	}

@@ -26,7 +26,12 @@
 //     are the pool's, within 12.5%);
 //   - by task name: NAMESPACE_task_runs_total{pool,task,outcome} (outcome
 //     completed, failed or canceled) and
-//     NAMESPACE_task_run_seconds_total{pool,task}.
+//     NAMESPACE_task_run_seconds_total{pool,task};
+//   - for a Remote pool, each worker node (pool.Pool.Nodes), as its
+//     latest capacity advert says, up to a heartbeat old:
+//     NAMESPACE_node_workers, NAMESPACE_node_busy_workers,
+//     NAMESPACE_node_inflight_tasks (this pool's tasks on it) and
+//     NAMESPACE_node_advert_age_seconds, each {pool,node}.
 //
 // A Collector is safe for concurrent use.
 package poolprom
