@@ -16,6 +16,8 @@ type instruments struct {
 	waitTotal, runTotal                              metric.Float64ObservableCounter
 	taskRuns                                         metric.Int64ObservableCounter
 	taskRunTime                                      metric.Float64ObservableCounter
+	nodeWorkers, nodeBusy, nodeInFlight              metric.Int64ObservableGauge
+	nodeAge                                          metric.Float64ObservableGauge
 	all                                              []metric.Observable
 }
 
@@ -64,6 +66,10 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.runTotal = fcounter("offload.pool.run.time.total", "s", "Tasks' run time, summed.")
 	in.taskRuns = counter("offload.pool.task.runs", "{task}", "Tasks that ran, by name and by what their caller got.")
 	in.taskRunTime = fcounter("offload.pool.task.run.time", "s", "Run time of the tasks that ran, by name.")
+	in.nodeWorkers = gauge("offload.pool.node.workers", "{worker}", "A Remote pool's worker node: its slots, as it last advertised them.")
+	in.nodeBusy = gauge("offload.pool.node.workers.busy", "{worker}", "A Remote pool's worker node: its slots in use, as it last advertised them.")
+	in.nodeInFlight = gauge("offload.pool.node.inflight", "{task}", "A Remote pool's worker node: this pool's tasks running on it now.")
+	in.nodeAge = fgauge("offload.pool.node.advert.age", "s", "A Remote pool's worker node: time since its last capacity advert.")
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -100,6 +106,18 @@ func (in *instruments) observe(o metric.Observer, poolAttr attribute.KeyValue, s
 			o.ObserveInt64(in.taskRuns, int64(r.n), metric.WithAttributes(poolAttr, taskAttr, attribute.String("outcome", r.outcome)))
 		}
 		o.ObserveFloat64(in.taskRunTime, ts.RunTime.Seconds(), metric.WithAttributes(poolAttr, taskAttr))
+	}
+}
+
+// observeNodes reports a Remote pool's worker nodes (none for another
+// pool), from their capacity adverts.
+func (in *instruments) observeNodes(o metric.Observer, poolAttr attribute.KeyValue, nodes []pool.NodeStats) {
+	for _, n := range nodes {
+		attrs := metric.WithAttributes(poolAttr, attribute.String("node", n.ID))
+		o.ObserveInt64(in.nodeWorkers, int64(n.Workers), attrs)
+		o.ObserveInt64(in.nodeBusy, int64(n.Busy), attrs)
+		o.ObserveInt64(in.nodeInFlight, int64(n.InFlight), attrs)
+		o.ObserveFloat64(in.nodeAge, n.AdvertAge.Seconds(), attrs)
 	}
 }
 

@@ -19,7 +19,12 @@
 //     and the counters offload.pool.queue.wait.total and
 //     offload.pool.run.time.total (seconds), whose rates give the means;
 //   - by task name, offload.pool.task.runs{task,outcome} and
-//     offload.pool.task.run.time{task}.
+//     offload.pool.task.run.time{task};
+//   - for a Remote pool, each worker node (pool.Pool.Nodes), as its
+//     latest capacity advert says: gauges offload.pool.node.workers,
+//     offload.pool.node.workers.busy, offload.pool.node.inflight (this
+//     pool's tasks on it) and offload.pool.node.advert.age (seconds),
+//     each with the attribute node=ID.
 //
 // For histograms with buckets, use package poolprom.
 package poolotel
@@ -48,6 +53,7 @@ func Register(meter metric.Meter, name string, p *pool.Pool) (metric.Registratio
 	poolAttr := attribute.String("pool", name)
 	return meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		in.observe(o, poolAttr, p.Stats())
+		in.observeNodes(o, poolAttr, p.Nodes())
 		return nil
 	}, in.all...)
 }

@@ -1,0 +1,121 @@
+package poolotel_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+	"github.com/offloadgo/offload/poolotel"
+)
+
+var hold = pool.Register("poolotel.hold", func(ctx context.Context, _ int) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+})
+
+// A Remote pool's worker nodes are reported from their adverts: their
+// slots, the slots in use and this pool's tasks on each, as they change.
+func TestRegisterNodes(t *testing.T) {
+	const heartbeat = 20 * time.Millisecond
+	quiet := slog.New(slog.DiscardHandler)
+	s, err := embedded.Start(embedded.Options{})
+	require.NoError(t, err)
+	defer s.Shutdown()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan error, 2)
+	for _, n := range []struct {
+		name    string
+		workers int
+	}{{"a", 2}, {"b", 3}} {
+		nc, err := s.Connect()
+		require.NoError(t, err)
+		defer nc.Close()
+		go func() {
+			served <- natsremote.Serve(ctx, nc, natsremote.ServeOptions{
+				Pool: "otel", Name: n.name, Heartbeat: heartbeat, Local: pool.Options{Workers: n.workers}, Logger: quiet})
+		}()
+	}
+	defer func() { stop(); <-served; <-served }()
+	nc, err := s.Connect()
+	require.NoError(t, err)
+	defer nc.Close()
+	tr, err := natsremote.New(nc, natsremote.Options{Pool: "otel", Heartbeat: heartbeat})
+	require.NoError(t, err)
+	p, err := pool.New(pool.Options{Workers: 5, Isolation: pool.Remote, Transport: tr, Logger: quiet})
+	require.NoError(t, err)
+	defer p.Close()
+
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer provider.Shutdown(context.Background())
+	reg, err := poolotel.Register(provider.Meter("test"), "remote", p)
+	require.NoError(t, err)
+	defer reg.Unregister()
+
+	require.Eventually(t, func() bool { return len(p.Nodes()) == 2 }, 10*time.Second, heartbeat)
+	m := collect(t, reader)
+	assert.Equal(t, map[string]float64{"a": 2, "b": 3}, byNode(t, m["offload.pool.node.workers"]))
+	for node, age := range byNode(t, m["offload.pool.node.advert.age"]) {
+		assert.Less(t, age, 5.0, node)
+	}
+
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	f, err := pool.Submit(runCtx, p, hold, 0)
+	require.NoError(t, err)
+	sum := func(name string) (n float64) {
+		for _, v := range byNode(t, collect(t, reader)[name]) {
+			n += v
+		}
+		return n
+	}
+	require.Eventually(t, func() bool {
+		return sum("offload.pool.node.inflight") == 1 && sum("offload.pool.node.workers.busy") == 1
+	},
+		10*time.Second, heartbeat)
+	cancelRun()
+	_, err = f.Wait()
+	require.Error(t, err)
+	require.Eventually(t, func() bool {
+		return sum("offload.pool.node.inflight") == 0 && sum("offload.pool.node.workers.busy") == 0
+	},
+		10*time.Second, heartbeat)
+}
+
+// byNode returns a node gauge's values by node name (a node's ID is its
+// name, a dash and a random suffix), checking each point is the pool's.
+func byNode(t *testing.T, m metricdata.Metrics) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	add := func(attrs attribute.Set, v float64) {
+		p, _ := attrs.Value("pool")
+		require.Equal(t, "remote", p.AsString(), m.Name)
+		id, _ := attrs.Value("node")
+		name, _, _ := strings.Cut(id.AsString(), "-")
+		out[name] = v
+	}
+	switch d := m.Data.(type) {
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			add(p.Attributes, float64(p.Value))
+		}
+	case metricdata.Gauge[float64]:
+		for _, p := range d.DataPoints {
+			add(p.Attributes, p.Value)
+		}
+	default:
+		t.Fatalf("%q is not a node gauge (%T)", m.Name, m.Data)
+	}
+	return out
+}
