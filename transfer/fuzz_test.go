@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/offloadgo/offload/internal/xfer"
@@ -28,7 +29,9 @@ func FuzzParseRef(f *testing.F) {
 
 // FuzzValidateMessage checks ValidateMessage against the decoder: what it
 // accepts, msgpack can skip without running past the end, and what
-// msgpack encodes, it accepts.
+// msgpack encodes, it accepts. A Buffer extension decodes outside a Peer
+// into a handle only a Peer can resolve or encode again (ErrNoPeer), so
+// a value holding one is not re-encoded.
 func FuzzValidateMessage(f *testing.F) {
 	for _, v := range []any{nil, 1, -1, 1.5, "s", []byte("b"), []any{1, "x", map[string]any{"k": []int{1}}}, map[int]bool{1: true}} {
 		b, err := msgpack.Marshal(v)
@@ -46,6 +49,9 @@ func FuzzValidateMessage(f *testing.F) {
 		dec := newDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&v); err == nil {
 			again, err := msgpack.Marshal(v)
+			if errors.Is(err, xfer.ErrNoPeer) {
+				return
+			}
 			require.NoError(t, err)
 			require.NoError(t, validateMessage(again))
 		}
