@@ -34,9 +34,12 @@
 // the task's ctx ends. That wait counts in Stats.WaitTime, not RunTime: a
 // Remote task's run time starts when it is sent to the node that takes it
 // (it includes the network's round trip), and Busy counts the worker
-// goroutines waiting for a node. QueueDelay applies to the local queue
-// only, so set Workers to about the nodes' total slots: then tasks wait in
-// the queue, where QueueDelay, Shed and Load see them.
+// goroutines waiting for a node. QueueDelay bounds that wait too: a task
+// that finds no free slot within what QueueDelay left it after its time in
+// the queue fails with an error matching ErrQueueFull, sent nowhere, and
+// counts as Canceled, as QueueDelay's drops from the queue do. Set
+// Workers to about the nodes' total slots all the same: then tasks wait in
+// the queue, where Shed and Load see them.
 //
 // # The contract
 //

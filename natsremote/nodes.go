@@ -116,10 +116,11 @@ var errNoNode = errors.New("no live node serves it")
 
 // pick finds a node with room for a call of task, by two random choices
 // among those that have some (the one with more room wins), and makes p
-// its next call there. With no room anywhere it waits for some, or for
-// ctx to end (returning ctx's cause); if every live node has refused the
-// task, it fails with ErrUnknownTask.
-func (s *submitter) pick(ctx context.Context, task string, p *pending) error {
+// its next call there. With no room anywhere it waits for some, until
+// ctx ends (returning ctx's cause) or, if until is not zero, until then
+// (errNoRoom); if every live node has refused the task, it fails with
+// ErrUnknownTask.
+func (s *submitter) pick(ctx context.Context, task string, p *pending, until time.Time) error {
 	for {
 		if s.nc.IsClosed() {
 			return errConnClosed
@@ -166,10 +167,17 @@ func (s *submitter) pick(ctx context.Context, task string, p *pending) error {
 			s.mu.Unlock()
 			return fmt.Errorf("%w: %q: %s", transport.ErrUnknownTask, task, errNoNode)
 		}
+		look := s.o.Heartbeat // look again: nodes may have gone quiet
+		if !until.IsZero() {
+			if look = min(look, until.Sub(now)); look <= 0 {
+				s.mu.Unlock()
+				return errNoRoom
+			}
+		}
 		s.waiting++
 		changed := s.changed
 		s.mu.Unlock()
-		timer := time.NewTimer(s.o.Heartbeat) // look again: nodes may have gone quiet
+		timer := time.NewTimer(look)
 		select {
 		case <-changed:
 		case <-timer.C:
@@ -186,6 +194,9 @@ func (s *submitter) pick(ctx context.Context, task string, p *pending) error {
 }
 
 var errConnClosed = errors.New("natsremote: the NATS connection is closed")
+
+// errNoRoom is pick giving up at its until: no node had a free slot.
+var errNoRoom = errors.New("natsremote: no node had a free slot")
 
 // Nodes lists the nodes the pool knows, by ID (see pool.Pool.Nodes).
 func (s *submitter) Nodes() []transport.NodeStats {

@@ -2,7 +2,9 @@ package natsremote
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
@@ -32,8 +34,15 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 	defer r.s.bodies.Recycle(m.Payload)
 	p := &r.p
 	released := false
+	var until time.Time // the end of the wait for a free slot QueueDelay allows
+	if m.MaxWait > 0 {
+		until = time.Now().Add(m.MaxWait)
+	}
 	for {
-		if err := r.s.pick(ctx, m.Task, p); err != nil {
+		if err := r.s.pick(ctx, m.Task, p, until); err != nil {
+			if errors.Is(err, errNoRoom) {
+				return fmt.Errorf("%w: %w within the %v QueueDelay left the task", transport.ErrQueueFull, err, m.MaxWait.Round(time.Microsecond))
+			}
 			return err
 		}
 		if !m.Handover.Send() {

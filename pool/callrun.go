@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
@@ -36,14 +37,28 @@ func handOver[T any](v T) (T, error) {
 // the output escapes to the heap only here.)
 func (c *call[In, Out]) runThere(r transport.Runner, m *transport.Call) outcome {
 	var out Out
-	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover, Start: m.Start}
+	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover, Start: m.Start, MaxWait: m.MaxWait}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
 	}
 	err := c.publicErr(r.Exchange(c.runCtx, m))
 	*m = transport.Call{Start: m.Start} // it would keep the input and the output alive
 	c.ran()
+	if errors.Is(err, ErrQueueFull) {
+		return c.dropped(err)
+	}
 	return c.conclude(out, err)
+}
+
+// dropped is conclude for a call its runner sent nowhere, having found no
+// room for it within m.MaxWait: it never ran, and counts as a task that
+// QueueDelay drops from the queue, unless its caller gave up first.
+func (c *call[In, Out]) dropped(err error) outcome {
+	var zero Out
+	if o := c.conclude(zero, err); o != failed {
+		return o
+	}
+	return dropped
 }
 
 func (c *call[In, Out]) exited() outcome {

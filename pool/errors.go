@@ -14,8 +14,9 @@ import (
 var (
 	// ErrQueueFull is returned at once by Submit and Run when Workers tasks
 	// are running and MaxQueue are waiting: the caller should shed the work
-	// (for HTTP, answer 503) rather than wait.
-	ErrQueueFull = errors.New("pool: queue is full")
+	// (for HTTP, answer 503) rather than wait. QueueDelay's drops match
+	// it too.
+	ErrQueueFull = transport.ErrQueueFull
 	// ErrClosed is returned for work submitted after Shutdown or Close, and
 	// for queued work that Close (or an expired Shutdown) dropped.
 	ErrClosed = transport.ErrClosed

@@ -69,4 +69,8 @@ const (
 	completed                // the task's result
 	failed                   // the task's error, or its panic
 	canceled                 // the caller's ctx ended: the caller got its error
+	// dropped: its runner found no room for it within what QueueDelay
+	// allowed, and sent it nowhere; it never ran, as a task QueueDelay
+	// drops from the queue.
+	dropped
 )

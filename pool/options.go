@@ -90,8 +90,9 @@ type Options struct {
 	// before it exits. 0 means DefaultIdleTimeout; negative is invalid.
 	IdleTimeout time.Duration
 	// QueueDelay, when set, fails queued tasks that waited too long
-	// instead of running them (see QueueDelay). The zero value disables
-	// it: every accepted task runs.
+	// instead of running them (see QueueDelay); in a Remote pool it also
+	// bounds a task's wait for a node's free slot. The zero value
+	// disables it: every accepted task runs.
 	QueueDelay QueueDelay
 
 	// Subprocess configures the worker processes of an Isolation

@@ -110,6 +110,28 @@ func (p *Pool) overdue(since, t int64) (time.Duration, bool) {
 	return p.opts.QueueDelay.overdue(since, t, p.lastEmpty, unit)
 }
 
+// handoffWait is what QueueDelay leaves a task handed straight to an idle
+// worker to wait for room where it runs: the queue was empty, so not
+// standing, and the task has waited nothing yet. 0 means no limit.
+func (p *Pool) handoffWait() time.Duration {
+	qd := p.opts.QueueDelay
+	if p.transport == nil || !qd.enabled() {
+		return 0
+	}
+	unit := time.Duration(p.stats.recentRun.Load() / int64(max(1, p.opts.Workers)))
+	_, interval := qd.limits(unit)
+	return max(interval, 0)
+}
+
+// remaining is what is left of limit after waiting waited, at least 1 ns
+// (0 would mean no limit); 0 when limit is 0.
+func remaining(limit time.Duration, waited int64) time.Duration {
+	if limit <= 0 {
+		return 0
+	}
+	return max(limit-time.Duration(waited), 1)
+}
+
 // errOverdue is the error of a task failed by QueueDelay.
 func errOverdue(waited, limit time.Duration) error {
 	return fmt.Errorf("%w: the task waited %v in the queue, over the %v allowed", ErrQueueFull, waited.Round(time.Microsecond), limit)

@@ -26,6 +26,10 @@ type worker struct {
 	// sentAt is when the runner last said the running task started where
 	// it runs (see transport.Call.Start), or 0. The worker alone uses it.
 	sentAt int64
+	// maxWait is what QueueDelay leaves the task it took to wait for room
+	// where it runs (a Remote runner waits for a node's free slot), or 0
+	// for no limit. The worker alone uses it.
+	maxWait time.Duration
 }
 
 // spawn starts a worker. p.mu is held.
@@ -95,6 +99,7 @@ func (p *Pool) work(w *worker) {
 			}
 			w.handoff = nil
 			w.startedAt.Store(now())
+			w.maxWait = p.handoffWait()
 		} else {
 			p.mu.Unlock()
 			p.announce(done)
@@ -102,6 +107,7 @@ func (p *Pool) work(w *worker) {
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		running = true
 		w.sentAt = 0
+		w.call.MaxWait = w.maxWait
 		done.outcome = j.run(w.runner, &w.call)
 		running = false
 		done.end = now()
@@ -124,10 +130,14 @@ func (w *worker) Started() { w.sentAt = now() }
 // fields that Stats reads under the same lock.
 func (p *Pool) settle(w *worker, f finished) {
 	j := f.job
-	w.tally.turnTo(j.name()) // before it counts the job: see taskTallies
-	run := f.end - f.start
-	w.tally.ran(f.wait, run, f.outcome)
-	p.stats.noteRun(run)
+	if f.outcome == dropped {
+		p.stats.canceled.Add(1) // as QueueDelay's drops from the queue
+	} else {
+		w.tally.turnTo(j.name()) // before it counts the job: see taskTallies
+		run := f.end - f.start
+		w.tally.ran(f.wait, run, f.outcome)
+		p.stats.noteRun(run)
+	}
 	j.forget()
 	w.current = nil
 	inc(&p.stats.busy, -1)
@@ -194,10 +204,12 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 		}
 		p.stats.queued.Store(int64(p.queue.n))
 		if qd.enabled() {
-			if limit, late := p.overdue(l.since, start); late {
+			limit, late := p.overdue(l.since, start)
+			if late {
 				p.shedOverdue(l.job, time.Duration(start-l.since), limit)
 				continue
 			}
+			w.maxWait = remaining(limit, start-l.since)
 			if p.queue.n == 0 {
 				p.lastEmpty = start
 			}

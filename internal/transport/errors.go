@@ -6,6 +6,9 @@ import "errors"
 // (pool.ErrTerminated is ErrTerminated): one value, matchable with
 // errors.Is on either side of the seam.
 var (
+	// ErrQueueFull, from a runner, means it found no worker with room
+	// within the call's MaxWait: nothing was sent.
+	ErrQueueFull       = errors.New("pool: queue is full")
 	ErrClosed          = errors.New("pool: closed")
 	ErrTerminated      = errors.New("pool: task terminated")
 	ErrWorkerCrashed   = errors.New("pool: worker crashed")

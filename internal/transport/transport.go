@@ -14,6 +14,7 @@ package transport
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/offloadgo/offload/internal/xfer"
 )
@@ -74,6 +75,11 @@ type Call struct {
 	// each node it tries; the last call counts. A runner that never calls
 	// it leaves the start at the worker goroutine's pick-up.
 	Start Starter
+	// MaxWait bounds a runner's wait for a worker with room before it
+	// sends the call (the pool's QueueDelay, less what the task waited in
+	// the queue); 0 means as long as ctx allows. A runner that gives up
+	// sends nothing and returns an error matching ErrQueueFull.
+	MaxWait time.Duration
 }
 
 // Starter hears when a call starts where it runs.

@@ -1,0 +1,60 @@
+package natsremote_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+// QueueDelay bounds a Remote task's wait for a node's free slot as it
+// bounds its wait in the queue: a task no node has room for fails with
+// ErrQueueFull once its allowance is spent, is sent nowhere, and counts
+// as Canceled, not as a run; with room again, tasks run.
+func TestQueueDelayBoundsTheWaitForANode(t *testing.T) {
+	t.Parallel()
+	k := keysFor("qd")
+	s := startServer(t, embedded.Options{})
+	one := natsremote.ServeOptions{Pool: "qd"}
+	one.Local.Workers = 1
+	serve(t, s, one)
+	qd := pool.QueueDelay{Target: 50 * time.Millisecond, Interval: 200 * time.Millisecond}
+	p := remotePool(t, connect(t, s), "qd", pool.Options{Workers: 2, QueueDelay: qd})
+	waitNodes(t, p, 1)
+	ctx := testCtx(t)
+	held, err := pool.Submit(ctx, p, hold, k("held"))
+	require.NoError(t, err)
+	holdStarted(t, k("held"))
+
+	// Handed to the idle worker (the queue was empty, so not standing):
+	// it may wait the Interval for the node's one slot, then no more.
+	start := time.Now()
+	_, err = pool.Run(ctx, p, hold, k("late"))
+	waited := time.Since(start)
+	require.ErrorIs(t, err, pool.ErrQueueFull)
+	assert.Contains(t, err.Error(), "no node had a free slot")
+	assert.GreaterOrEqual(t, waited, qd.Interval)
+	assert.Less(t, waited, 10*time.Second, "the ctx allowed a minute")
+	assert.Zero(t, gateFor(k("late")).runs.Load(), "sent nowhere")
+	st := p.Stats()
+	assert.Equal(t, uint64(1), st.Canceled)
+	assert.Zero(t, st.Failed)
+	assert.Zero(t, st.RunTime.Count, "no task has run yet: the held one still runs")
+
+	close(gateFor(k("held")).release)
+	_, err = held.Wait()
+	require.NoError(t, err)
+	out, err := pool.Run(ctx, p, add, [2]int{40, 2})
+	require.NoError(t, err)
+	assert.Equal(t, 42, out)
+	st = p.Stats()
+	assert.Equal(t, uint64(2), st.Completed)
+	assert.Equal(t, uint64(1), st.Canceled)
+	assert.Equal(t, uint64(1), st.Tasks["nr.hold"].Completed)
+	assert.Zero(t, st.Tasks["nr.hold"].Canceled, "the dropped task never ran")
+}
