@@ -1,6 +1,7 @@
 package natsremote_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -57,4 +58,35 @@ func TestQueueDelayBoundsTheWaitForANode(t *testing.T) {
 	assert.Equal(t, uint64(1), st.Canceled)
 	assert.Equal(t, uint64(1), st.Tasks["nr.hold"].Completed)
 	assert.Zero(t, st.Tasks["nr.hold"].Canceled, "the dropped task never ran")
+}
+
+// A task whose caller gives up while it waits for a node's free slot was
+// sent nowhere: its time counts as waiting, not as run time.
+func TestWaitForANodeIsNotRunTime(t *testing.T) {
+	t.Parallel()
+	k := keysFor("wait")
+	s := startServer(t, embedded.Options{})
+	one := natsremote.ServeOptions{Pool: "wait"}
+	one.Local.Workers = 1
+	serve(t, s, one)
+	p := remotePool(t, connect(t, s), "wait", pool.Options{Workers: 2})
+	waitNodes(t, p, 1)
+	held, err := pool.Submit(testCtx(t), p, hold, k("held"))
+	require.NoError(t, err)
+	holdStarted(t, k("held"))
+
+	const patience = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(testCtx(t), patience)
+	defer cancel()
+	_, err = pool.Run(ctx, p, hold, k("impatient"))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Eventually(t, func() bool { return p.Stats().RunTime.Count == 1 }, 10*time.Second, time.Millisecond,
+		"its worker counts it once it is back")
+	st := p.Stats()
+	assert.GreaterOrEqual(t, st.WaitTime.Max, patience*9/10)
+	assert.Less(t, st.RunTime.Max, patience/3, "it never ran")
+	assert.Zero(t, gateFor(k("impatient")).runs.Load())
+	close(gateFor(k("held")).release)
+	_, err = held.Wait()
+	require.NoError(t, err)
 }

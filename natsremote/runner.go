@@ -40,6 +40,10 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 	}
 	for {
 		if err := r.s.pick(ctx, m.Task, p, until); err != nil {
+			if m.Start != nil {
+				// Sent nowhere: all its time was waiting, none running.
+				m.Start.Started()
+			}
 			if errors.Is(err, errNoRoom) {
 				return fmt.Errorf("%w: %w within the %v QueueDelay left the task", transport.ErrQueueFull, err, m.MaxWait.Round(time.Microsecond))
 			}
