@@ -2,7 +2,6 @@ package poolotel_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +12,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/offloadgo/offload/natsremote"
-	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/internal/remotetest"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolotel"
 )
@@ -27,35 +25,8 @@ var hold = pool.Register("poolotel.hold", func(ctx context.Context, _ int) (int,
 // A Remote pool's worker nodes are reported from their adverts: their
 // slots, the slots in use and this pool's tasks on each, as they change.
 func TestRegisterNodes(t *testing.T) {
-	const heartbeat = 20 * time.Millisecond
-	quiet := slog.New(slog.DiscardHandler)
-	s, err := embedded.Start(embedded.Options{})
-	require.NoError(t, err)
-	defer s.Shutdown()
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	served := make(chan error, 2)
-	for _, n := range []struct {
-		name    string
-		workers int
-	}{{"a", 2}, {"b", 3}} {
-		nc, err := s.Connect()
-		require.NoError(t, err)
-		defer nc.Close()
-		go func() {
-			served <- natsremote.Serve(ctx, nc, natsremote.ServeOptions{
-				Pool: "otel", Name: n.name, Heartbeat: heartbeat, Local: pool.Options{Workers: n.workers}, Logger: quiet})
-		}()
-	}
-	defer func() { stop(); <-served; <-served }()
-	nc, err := s.Connect()
-	require.NoError(t, err)
-	defer nc.Close()
-	tr, err := natsremote.New(nc, natsremote.Options{Pool: "otel", Heartbeat: heartbeat})
-	require.NoError(t, err)
-	p, err := pool.New(pool.Options{Workers: 5, Isolation: pool.Remote, Transport: tr, Logger: quiet})
-	require.NoError(t, err)
-	defer p.Close()
+	const heartbeat = remotetest.Heartbeat
+	p := remotetest.Pool(t, "otel", 5, remotetest.Node{Name: "a", Workers: 2}, remotetest.Node{Name: "b", Workers: 3})
 
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -64,7 +35,6 @@ func TestRegisterNodes(t *testing.T) {
 	require.NoError(t, err)
 	defer reg.Unregister()
 
-	require.Eventually(t, func() bool { return len(p.Nodes()) == 2 }, 10*time.Second, heartbeat)
 	m := collect(t, reader)
 	assert.Equal(t, map[string]float64{"a": 2, "b": 3}, byNode(t, m["offload.pool.node.workers"]))
 	for node, age := range byNode(t, m["offload.pool.node.advert.age"]) {

@@ -2,7 +2,6 @@ package poolprom_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,8 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offloadgo/offload/natsremote"
-	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/internal/remotetest"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolprom"
 )
@@ -23,35 +21,8 @@ import (
 // A Remote pool's worker nodes are reported from their adverts: their
 // slots, the slots in use and this pool's tasks on each, as they change.
 func TestCollectorNodes(t *testing.T) {
-	const heartbeat = 20 * time.Millisecond
-	quiet := slog.New(slog.DiscardHandler)
-	s, err := embedded.Start(embedded.Options{})
-	require.NoError(t, err)
-	defer s.Shutdown()
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	served := make(chan error, 2)
-	for _, n := range []struct {
-		name    string
-		workers int
-	}{{"a", 2}, {"b", 3}} {
-		nc, err := s.Connect()
-		require.NoError(t, err)
-		defer nc.Close()
-		go func() {
-			served <- natsremote.Serve(ctx, nc, natsremote.ServeOptions{
-				Pool: "prom", Name: n.name, Heartbeat: heartbeat, Local: pool.Options{Workers: n.workers}, Logger: quiet})
-		}()
-	}
-	defer func() { stop(); <-served; <-served }()
-	nc, err := s.Connect()
-	require.NoError(t, err)
-	defer nc.Close()
-	tr, err := natsremote.New(nc, natsremote.Options{Pool: "prom", Heartbeat: heartbeat})
-	require.NoError(t, err)
-	p, err := pool.New(pool.Options{Workers: 5, Isolation: pool.Remote, Transport: tr, Logger: quiet})
-	require.NoError(t, err)
-	defer p.Close()
+	const heartbeat = remotetest.Heartbeat
+	p := remotetest.Pool(t, "prom", 5, remotetest.Node{Name: "a", Workers: 2}, remotetest.Node{Name: "b", Workers: 3})
 	inproc, err := pool.New(pool.Options{Workers: 1})
 	require.NoError(t, err)
 	defer inproc.Close()
@@ -64,7 +35,6 @@ func TestCollectorNodes(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
 
-	require.Eventually(t, func() bool { return len(p.Nodes()) == 2 }, 10*time.Second, heartbeat)
 	m := scrape(t, srv)
 	assert.Equal(t, map[string]float64{"a": 2, "b": 3}, byNode(t, m, "offload_node_workers"),
 		"the remote pool's nodes, and none for the in-process pool")
