@@ -20,22 +20,14 @@ import (
 func TestQueueDelayBoundsTheWaitForANode(t *testing.T) {
 	t.Parallel()
 	k := keysFor("qd")
-	s := startServer(t, embedded.Options{})
-	one := natsremote.ServeOptions{Pool: "qd"}
-	one.Local.Workers = 1
-	serve(t, s, one)
 	qd := pool.QueueDelay{Target: 50 * time.Millisecond, Interval: 200 * time.Millisecond}
-	p := remotePool(t, connect(t, s), "qd", pool.Options{Workers: 2, QueueDelay: qd})
-	waitNodes(t, p, 1)
+	p, held := fullNode(t, "qd", pool.Options{Workers: 2, QueueDelay: qd}, k("held"))
 	ctx := testCtx(t)
-	held, err := pool.Submit(ctx, p, hold, k("held"))
-	require.NoError(t, err)
-	holdStarted(t, k("held"))
 
 	// Handed to the idle worker (the queue was empty, so not standing):
 	// it may wait the Interval for the node's one slot, then no more.
 	start := time.Now()
-	_, err = pool.Run(ctx, p, hold, k("late"))
+	_, err := pool.Run(ctx, p, hold, k("late"))
 	waited := time.Since(start)
 	require.ErrorIs(t, err, pool.ErrQueueFull)
 	assert.Contains(t, err.Error(), "no node had a free slot")
@@ -65,20 +57,12 @@ func TestQueueDelayBoundsTheWaitForANode(t *testing.T) {
 func TestWaitForANodeIsNotRunTime(t *testing.T) {
 	t.Parallel()
 	k := keysFor("wait")
-	s := startServer(t, embedded.Options{})
-	one := natsremote.ServeOptions{Pool: "wait"}
-	one.Local.Workers = 1
-	serve(t, s, one)
-	p := remotePool(t, connect(t, s), "wait", pool.Options{Workers: 2})
-	waitNodes(t, p, 1)
-	held, err := pool.Submit(testCtx(t), p, hold, k("held"))
-	require.NoError(t, err)
-	holdStarted(t, k("held"))
+	p, held := fullNode(t, "wait", pool.Options{Workers: 2}, k("held"))
 
 	const patience = 300 * time.Millisecond
 	ctx, cancel := context.WithTimeout(testCtx(t), patience)
 	defer cancel()
-	_, err = pool.Run(ctx, p, hold, k("impatient"))
+	_, err := pool.Run(ctx, p, hold, k("impatient"))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Eventually(t, func() bool { return p.Stats().RunTime.Count == 1 }, 10*time.Second, time.Millisecond,
 		"its worker counts it once it is back")
@@ -89,4 +73,21 @@ func TestWaitForANodeIsNotRunTime(t *testing.T) {
 	close(gateFor(k("held")).release)
 	_, err = held.Wait()
 	require.NoError(t, err)
+}
+
+// fullNode starts a node of one slot serving the pool named name, makes a
+// Remote pool with o that sees it, and fills the slot with a hold task
+// under key, which runs until its gate is released.
+func fullNode(t *testing.T, name string, o pool.Options, key string) (*pool.Pool, *pool.Future[string]) {
+	t.Helper()
+	s := startServer(t, embedded.Options{})
+	one := natsremote.ServeOptions{Pool: name}
+	one.Local.Workers = 1
+	serve(t, s, one)
+	p := remotePool(t, connect(t, s), name, o)
+	waitNodes(t, p, 1)
+	held, err := pool.Submit(testCtx(t), p, hold, key)
+	require.NoError(t, err)
+	holdStarted(t, key)
+	return p, held
 }
