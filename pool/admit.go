@@ -108,7 +108,7 @@ func (p *Pool) likelyQueued() bool {
 // take it. It returns the idle worker for the caller to wake once it has
 // released p.mu. p.mu is held and the job's slot is counted in p.inflight.
 func (p *Pool) enqueue(j job, since int64) *worker {
-	p.stats.submitted.Store(p.stats.submitted.Load() + 1)
+	p.stats.submitted++
 	var w *worker
 	if n := len(p.idle); n > 0 {
 		w = p.idle[n-1]

@@ -93,7 +93,8 @@ func (t *tally) merge(o *tally) {
 type recorder struct {
 	workers, busy, queued, inflight atomic.Int64
 	closed                          atomic.Bool
-	submitted                       atomic.Uint64
+
+	submitted uint64 // guarded by the pool's lock, which admission holds anyway
 
 	rejected, canceled, terminated, crashed, recycled atomic.Uint64
 
@@ -131,7 +132,7 @@ func (p *Pool) Stats() Stats {
 		Workers:   int(r.workers.Load()),
 		Busy:      int(r.busy.Load()),
 		Queued:    int(r.queued.Load()),
-		Submitted: r.submitted.Load(),
+		Submitted: r.submitted,
 	}
 	sum.merge(&r.retired)
 	tasks := map[string]TaskStats{}
