@@ -57,7 +57,7 @@ func TestPackedOrdersRejectCorruptInput(t *testing.T) {
 }
 
 // Whatever the bytes, decoding returns rows or an error; rows that decode
-// encode back to bytes that decode to the same rows.
+// encode back to bytes that decode to rows that encode to those bytes.
 func FuzzPackedOrders(f *testing.F) {
 	good, err := msgpack.Marshal(packedOrders(makeOrders(2)))
 	require.NoError(f, err)
@@ -73,6 +73,10 @@ func FuzzPackedOrders(f *testing.F) {
 		require.NoError(t, err)
 		var back packedOrders
 		require.NoError(t, msgpack.Unmarshal(again, &back))
-		assert.Equal(t, rows, back)
+		// Compared encoded, not as values: a NaN amount survives the
+		// round trip bit for bit but is never equal to itself.
+		last, err := msgpack.Marshal(back)
+		require.NoError(t, err)
+		assert.Equal(t, again, last)
 	})
 }
