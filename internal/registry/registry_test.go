@@ -3,22 +3,30 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestAddLookupNames(t *testing.T) {
-	double := Invoker(func(_ context.Context, n int) (int, error) { return 2 * n, nil })
-	require.NoError(t, Add(Entry{Name: "registry.test.b", Invoke: double}))
-	require.NoError(t, Add(Entry{Name: "registry.test.a", Invoke: double}))
-	err := Add(Entry{Name: "registry.test.a", Invoke: double})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"registry.test.a" registered twice`)
+// runs numbers TestAddLookupNames's runs: the registry is the process's,
+// and each run under -count N registers names of its own.
+var runs atomic.Int32
 
-	e, ok := Lookup("registry.test.b")
+func TestAddLookupNames(t *testing.T) {
+	prefix := fmt.Sprintf("registry.test.%d.", runs.Add(1))
+	a, b := prefix+"a", prefix+"b"
+	double := Invoker(func(_ context.Context, n int) (int, error) { return 2 * n, nil })
+	require.NoError(t, Add(Entry{Name: b, Invoke: double}))
+	require.NoError(t, Add(Entry{Name: a, Invoke: double}))
+	err := Add(Entry{Name: a, Invoke: double})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%q registered twice", a))
+
+	e, ok := Lookup(b)
 	require.True(t, ok)
 	out, err := e.Invoke(context.Background(), func(in any) error {
 		*in.(*int) = 21
@@ -31,11 +39,11 @@ func TestAddLookupNames(t *testing.T) {
 	_, err = e.Invoke(context.Background(), func(any) error { return bad })
 	assert.ErrorIs(t, err, bad, "a decode failure is the call's error, and the task does not run")
 
-	_, ok = Lookup("registry.test.none")
+	_, ok = Lookup(prefix + "none")
 	assert.False(t, ok)
 	names := Names()
 	assert.IsNonDecreasing(t, names)
-	assert.Contains(t, names, "registry.test.a")
+	assert.Contains(t, names, a)
 }
 
 func TestFingerprint(t *testing.T) {
