@@ -262,7 +262,7 @@ func runBatch(b *testing.B, input func(int) int, task pool.Task[int, int], direc
 	b.Run("peer=pond-result-futures", func(b *testing.B) {
 		p := pond.NewResultPool[int](workers)
 		defer p.StopAndWait()
-		futures := make([]pond.Result[int], batch)
+		futures := make([]pond.ResultTask[int], batch)
 		b.ReportAllocs()
 		for b.Loop() {
 			for i := range futures {

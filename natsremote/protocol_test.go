@@ -19,12 +19,13 @@ import (
 
 // The protocol, spoken to real nodes and submitters by hand.
 
+// The tasks these tests call by name, over the wire.
 var (
-	waitCtx = pool.Register("nri.wait-ctx", func(ctx context.Context, _ struct{}) (int, error) {
+	_ = pool.Register("nri.wait-ctx", func(ctx context.Context, _ struct{}) (int, error) {
 		<-ctx.Done()
 		return 0, context.Cause(ctx)
 	})
-	double = pool.Register("nri.double", func(_ context.Context, n int) (int, error) { return 2 * n, nil })
+	_ = pool.Register("nri.double", func(_ context.Context, n int) (int, error) { return 2 * n, nil })
 )
 
 func conn(t *testing.T) *nats.Conn {

@@ -57,16 +57,6 @@ func (f *Future[Out]) Done() <-chan struct{} {
 	return *p
 }
 
-// resolve settles the future and reports whether this call did: the first
-// result wins, later ones are dropped.
-func (f *Future[Out]) resolve(out Out, err error) bool {
-	if !f.claim() {
-		return false
-	}
-	f.settle(out, err)
-	return true
-}
-
 // claim reserves the right to settle the future; only one caller gets it.
 // Between claim and settle the winner may do its bookkeeping, so that it is
 // done before the future's owner wakes.

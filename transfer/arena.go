@@ -112,16 +112,6 @@ func (a *arena) release(b *block) {
 	a.inUse -= int64(b.size)
 }
 
-// lookup returns the segment with the given index.
-func (a *arena) lookup(index uint32) (*segment, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if int(index) >= len(a.segs) {
-		return nil, false
-	}
-	return a.segs[index], true
-}
-
 // stats reports the arena's size and use.
 func (a *arena) stats() ArenaStats {
 	a.mu.Lock()

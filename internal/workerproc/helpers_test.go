@@ -112,10 +112,3 @@ func processGone(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
-
-// waitGone waits until pid is gone.
-func waitGone(t testing.TB, pid int) {
-	t.Helper()
-	require.Eventually(t, func() bool { return processGone(pid) }, 20*time.Second, 10*time.Millisecond,
-		"process %d still running", pid)
-}
