@@ -16,6 +16,7 @@ var square = pool.Register("example.square", func(_ context.Context, n int) (int
 })
 
 var forever = pool.Register("example.forever", func(context.Context, struct{}) (int, error) {
+	//lint:ignore SA5002 a runaway task that ignores its ctx, for the pool to kill
 	for {
 	}
 })

@@ -120,6 +120,7 @@ func TestPanicBecomesPanicError(t *testing.T) {
 
 var nilMapWrite = pool.Register("test.nil-map", func(_ context.Context, n int) (int, error) {
 	var m map[int]int
+	//lint:ignore SA5000 the runtime panic this test recovers
 	m[n] = n
 	return n, nil
 })

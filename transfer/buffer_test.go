@@ -259,6 +259,7 @@ func TestCheck(t *testing.T) {
 	type withChan struct{ C chan int }
 	type withFunc struct{ F func() }
 	type hidden struct {
+		//lint:ignore U1000 never read: it is here to show the codec skips it
 		c chan int
 		F func() `msgpack:"-"`
 		N int

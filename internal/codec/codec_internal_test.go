@@ -38,7 +38,8 @@ type codecLoop struct {
 }
 
 type codecHidden struct {
-	X      int
+	X int
+	//lint:ignore U1000 never read: it is here to show the codec skips it
 	hidden any
 	Tagged any `msgpack:"-"`
 }

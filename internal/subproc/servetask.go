@@ -45,7 +45,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	if moved {
 		peer = s.link.peer
 	}
-	out, in, err, panicked := invokeEntry(ctx, e, s.labels(name), input, peer)
+	out, in, panicked, err := invokeEntry(ctx, e, s.labels(name), input, peer)
 	defer xfer.ReleaseAll(in)
 	if panicked != nil || err != nil {
 		xfer.ReleaseAll(out) // a failed task's output goes nowhere
@@ -103,7 +103,7 @@ type recovered struct {
 // a Peer the input is decoded by it, its references becoming Buffers; in
 // is the decoded input, for the caller to release what the task kept, or
 // nil if it did not decode.
-func invokeEntry(ctx context.Context, e registry.Entry, labels prof.Labels, input []byte, peer xfer.Peer) (out, in any, err error, p *recovered) {
+func invokeEntry(ctx context.Context, e registry.Entry, labels prof.Labels, input []byte, peer xfer.Peer) (out, in any, p *recovered, err error) {
 	labels.Set()
 	defer func() {
 		prof.Clear()
@@ -119,5 +119,5 @@ func invokeEntry(ctx context.Context, e registry.Entry, labels prof.Labels, inpu
 		}
 		return nil
 	})
-	return out, in, err, nil
+	return out, in, nil, err
 }
