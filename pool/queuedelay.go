@@ -114,8 +114,11 @@ func (p *Pool) overdue(since, t int64) (time.Duration, bool) {
 // worker to wait for room where it runs: the queue was empty, so not
 // standing, and the task has waited nothing yet. 0 means no limit.
 func (p *Pool) handoffWait() time.Duration {
+	if p.transport == nil {
+		return 0 // on every handoff in process: one test, no copy
+	}
 	qd := p.opts.QueueDelay
-	if p.transport == nil || !qd.enabled() {
+	if !qd.enabled() {
 		return 0
 	}
 	unit := time.Duration(p.stats.recentRun.Load() / int64(max(1, p.opts.Workers)))
