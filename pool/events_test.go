@@ -94,10 +94,12 @@ func TestWorkerEvents(t *testing.T) {
 		t.Parallel()
 		p, l := eventPool(t, pool.Options{Workers: 1})
 		c, cancelCall := context.WithCancel(ctx)
-		f, err := pool.Submit(c, p, procSleep, time.Hour)
+		f, err := pool.Submit(c, p, procBlock, "events")
 		require.NoError(t, err)
-		waitBusy(t, p, 1)
 		l.wait(t, pool.WorkerStarted)
+		// Running in the process, not only taken by a worker: a call
+		// cancelled before it is sent is not terminated (and no event).
+		l.logs.waitLog(t, "proc.block events started")
 		cancelCall()
 		_, err = f.Wait()
 		require.ErrorIs(t, err, context.Canceled)
