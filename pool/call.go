@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/offloadgo/offload/internal/transport"
@@ -33,10 +34,11 @@ type call[In, Out any] struct {
 	handover transport.Handover
 
 	// refs counts who still holds a recycled call: Run's caller and the
-	// pool (queue or worker). The last to let go puts it back in
-	// def.calls. Submit's calls are never recycled (their Future is the
-	// user's) and keep refs at 0.
-	refs atomic.Int32
+	// pool (queue or worker). The last to let go puts it back in recycle.
+	// Submit's calls are never recycled (their Future is the user's) and
+	// keep refs at 0.
+	refs    atomic.Int32
+	recycle *sync.Pool // where drop puts a call of Run's; nil: nowhere
 }
 
 // newCall returns a call for Submit: its Future belongs to the caller.
@@ -46,15 +48,19 @@ func newCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In,
 	return c
 }
 
-// reuseCall returns a recycled call for Run, whose caller lets go of it
-// with drop once it has read the result.
-func reuseCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[In, Out] {
+// reuseCall returns a call for Run, recycled by p where it can be, whose
+// caller lets go of it with drop once it has read the result.
+func reuseCall[In, Out any](ctx context.Context, p *Pool, t Task[In, Out], in In) *call[In, Out] {
 	if t.def == nil {
 		return newCall(ctx, t, in) // an unregistered task: admit rejects it
 	}
-	c, _ := t.def.calls.Get().(*call[In, Out])
+	recycle := p.recycled(t.def.index)
+	var c *call[In, Out]
+	if recycle != nil {
+		c, _ = recycle.Get().(*call[In, Out])
+	}
 	if c == nil {
-		c = &call[In, Out]{}
+		c = &call[In, Out]{recycle: recycle}
 		c.signal = make(chan struct{}, 1)
 		c.link.job = c
 	}
@@ -64,14 +70,26 @@ func reuseCall[In, Out any](ctx context.Context, t Task[In, Out], in In) *call[I
 }
 
 func (c *call[In, Out]) drop() {
-	if c.refs.Load() == 0 || c.refs.Add(-1) != 0 {
+	if c.refs.Load() == 0 || c.refs.Add(-1) != 0 || c.recycle == nil {
 		return
 	}
-	signal, def := c.signal, c.def
+	signal, recycle := c.signal, c.recycle
 	*c = call[In, Out]{}
-	c.signal = signal
+	c.signal, c.recycle = signal, recycle
 	c.link.job = c
-	def.calls.Put(c)
+	recycle.Put(c)
+}
+
+// recycled is where p keeps Run's spent calls of the task with this
+// registry index, or nil (a task registered after New, a Pool not made by
+// New). Each pool keeps its own, not one per task for the process: a
+// call's channel belongs to the synctest bubble, if any, of the goroutine
+// that made it, and every user of a pool made in a bubble is in it.
+func (p *Pool) recycled(index int) *sync.Pool {
+	if p == nil || index >= len(p.calls) {
+		return nil
+	}
+	return &p.calls[index]
 }
 
 func (c *call[In, Out]) queueLink() *link         { return &c.link }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/transport"
 )
 
@@ -39,6 +40,10 @@ type Pool struct {
 
 	workersWG sync.WaitGroup
 	stats     recorder
+
+	// calls recycles Run's calls: one sync.Pool per task registered
+	// before New, by registry index (see recycled).
+	calls []sync.Pool
 }
 
 type state int
@@ -61,6 +66,7 @@ func New(opts Options) (*Pool, error) {
 		all:       make(map[*worker]struct{}),
 		drained:   make(chan struct{}),
 		lastEmpty: now(), // a new queue is empty
+		calls:     make([]sync.Pool, registry.Len()),
 	}
 	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
 	if p.transport, err = p.bindTransport(); err != nil {
@@ -93,7 +99,7 @@ func (p *Pool) Options() Options {
 // both ErrTerminated and ctx's error (the worker process is killed after
 // TerminateGrace and replaced).
 func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (Out, error) {
-	c := reuseCall(ctx, task, in)
+	c := reuseCall(ctx, p, task, in)
 	if err := p.admit(c, admitNow); err != nil {
 		var zero Out
 		return zero, err // c is dropped by admit

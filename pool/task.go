@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/registry"
@@ -23,7 +22,7 @@ type Task[In, Out any] struct {
 type taskDef[In, Out any] struct {
 	name  string
 	fn    func(context.Context, In) (Out, error)
-	calls sync.Pool // of *call[In, Out], recycled by Run
+	index int // in the registry: where a Pool keeps the task's recycled calls
 	// holdsIn and holdsOut say whether In and Out can hold a
 	// *transfer.Buffer, worked out once here rather than per call.
 	holdsIn, holdsOut bool
@@ -59,7 +58,7 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
 		labels:   prof.New(name, InProcess.String()),
 	}}
-	err := registry.Add(registry.Entry{
+	index, err := registry.Add(registry.Entry{
 		Name:        name,
 		Fingerprint: registry.Fingerprint(reflect.TypeFor[In](), reflect.TypeFor[Out]()),
 		Invoke:      registry.Invoker(fn),
@@ -68,6 +67,7 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	if err != nil {
 		panic("pool: " + err.Error())
 	}
+	t.def.index = index
 	return t
 }
 

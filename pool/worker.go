@@ -111,7 +111,7 @@ func (p *Pool) work(w *worker) {
 		done.outcome = j.run(w.runner, &w.call)
 		running = false
 		done.end = now()
-		if s := w.sentAt; s > done.start {
+		if s := w.sentAt; s != 0 && s > done.start { // 0: not sent, or no runner
 			// A Remote runner waited for a node's slot: that was waiting.
 			done.wait, done.start = done.wait+s-done.start, s
 		}

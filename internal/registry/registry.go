@@ -34,6 +34,14 @@ var table = struct {
 	tasks map[string]Entry
 }{tasks: map[string]Entry{}}
 
+// Len is the number of registered tasks: each task's index (from Add) is
+// below it.
+func Len() int {
+	table.RLock()
+	defer table.RUnlock()
+	return len(table.tasks)
+}
+
 // Invoker returns the Invoke of a task that runs fn.
 func Invoker[In, Out any](fn func(context.Context, In) (Out, error)) func(context.Context, func(any) error) (any, error) {
 	return func(ctx context.Context, decode func(any) error) (any, error) {
@@ -45,15 +53,17 @@ func Invoker[In, Out any](fn func(context.Context, In) (Out, error)) func(contex
 	}
 }
 
-// Add records e, or fails if its name is taken.
-func Add(e Entry) error {
+// Add records e, or fails if its name is taken. It returns e's index: the
+// tasks are numbered from 0 in the order they were added, so that a table
+// per task can be a slice.
+func Add(e Entry) (index int, err error) {
 	table.Lock()
 	defer table.Unlock()
 	if _, dup := table.tasks[e.Name]; dup {
-		return fmt.Errorf("task %q registered twice", e.Name)
+		return 0, fmt.Errorf("task %q registered twice", e.Name)
 	}
 	table.tasks[e.Name] = e
-	return nil
+	return len(table.tasks) - 1, nil
 }
 
 // Lookup returns the task registered as name.

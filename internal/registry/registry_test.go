@@ -20,9 +20,13 @@ func TestAddLookupNames(t *testing.T) {
 	prefix := fmt.Sprintf("registry.test.%d.", runs.Add(1))
 	a, b := prefix+"a", prefix+"b"
 	double := Invoker(func(_ context.Context, n int) (int, error) { return 2 * n, nil })
-	require.NoError(t, Add(Entry{Name: b, Invoke: double}))
-	require.NoError(t, Add(Entry{Name: a, Invoke: double}))
-	err := Add(Entry{Name: a, Invoke: double})
+	ib, err := Add(Entry{Name: b, Invoke: double})
+	require.NoError(t, err)
+	ia, err := Add(Entry{Name: a, Invoke: double})
+	require.NoError(t, err)
+	assert.Equal(t, ib+1, ia, "indices number the tasks in the order they were added")
+	assert.Equal(t, ia+1, Len())
+	_, err = Add(Entry{Name: a, Invoke: double})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("%q registered twice", a))
 
