@@ -1,5 +1,12 @@
 package natsremote
 
+import "time"
+
+// SchedulingSlack is what a bound asserted on a shared machine, under
+// -race and beside other work, allows for timers and goroutines running
+// late: generous, since what it bounds is "not forever".
+const SchedulingSlack = 2 * time.Second
+
 // KindName names a protocol message's kind, for tests that watch the
 // subjects: "call", "ping", "full", "result", ...
 func KindName(data []byte) string {

@@ -13,9 +13,7 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-// schedulingSlack is what a bound asserted on this shared machine, under
-// -race, allows for timers and goroutines running late.
-const schedulingSlack = 500 * time.Millisecond
+const schedulingSlack = natsremote.SchedulingSlack
 
 // A node whose connection closes mid-task fails the task it ran with
 // ErrNodeLost within 3 heartbeats, and never runs it again; the work

@@ -225,6 +225,6 @@ func TestAnswersThatDoNotCount(t *testing.T) {
 	start := time.Now()
 	_, err = exchange(context.Background(), s, "nri.double", 1)
 	require.ErrorIs(t, err, pool.ErrNodeLost)
-	assert.Less(t, time.Since(start), 3*s.o.Heartbeat+500*time.Millisecond)
+	assert.Less(t, time.Since(start), 3*s.o.Heartbeat+SchedulingSlack)
 	assert.EqualValues(t, 1, ev.lost.Load(), "the silent node's loss is reported")
 }

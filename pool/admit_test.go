@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -13,7 +14,9 @@ import (
 
 // The (Workers+MaxQueue+1)-th concurrent submission fails at once with
 // ErrQueueFull, whatever the queue setting and whether or not the ctx can
-// be cancelled, and the rejected task never runs.
+// be cancelled, and the rejected task never runs. In a synctest bubble,
+// "at once" is exact: no time passes, and a rejection that blocked would
+// deadlock the bubble.
 func TestQueueFullAtCapacity(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -35,46 +38,48 @@ func TestQueueFullAtCapacity(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				ctx := context.Background()
-				if cancellable {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithCancel(ctx)
-					defer cancel()
-				}
-				// Submit straight after New: most workers have not started
-				// yet, and admission must count the tasks all the same.
-				p := newPool(t, tc.opts)
-				release := make(chan struct{})
-				var futures []*pool.Future[int]
-				for i := range tc.capacity {
-					f, err := pool.Submit(ctx, p, wait, gate{id: i, release: release})
-					require.NoError(t, err, "submission %d of %d", i+1, tc.capacity)
-					futures = append(futures, f)
-				}
-				ran := make(chan int, 1)
-				start := time.Now()
-				_, err := pool.Submit(ctx, p, wait, gate{id: -1, started: ran, release: release})
-				require.ErrorIs(t, err, pool.ErrQueueFull)
-				_, err = pool.Run(ctx, p, wait, gate{id: -2, started: ran, release: release})
-				require.ErrorIs(t, err, pool.ErrQueueFull)
-				assert.Less(t, time.Since(start), time.Second, "rejection must not block")
+				synctest.Test(t, func(t *testing.T) {
+					ctx := context.Background()
+					if cancellable {
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithCancel(ctx)
+						defer cancel()
+					}
+					// Submit straight after New: most workers have not started
+					// yet, and admission must count the tasks all the same.
+					p := newPool(t, tc.opts)
+					release := make(chan struct{})
+					var futures []*pool.Future[int]
+					for i := range tc.capacity {
+						f, err := pool.Submit(ctx, p, wait, gate{id: i, release: release})
+						require.NoError(t, err, "submission %d of %d", i+1, tc.capacity)
+						futures = append(futures, f)
+					}
+					ran := make(chan int, 1)
+					start := time.Now()
+					_, err := pool.Submit(ctx, p, wait, gate{id: -1, started: ran, release: release})
+					require.ErrorIs(t, err, pool.ErrQueueFull)
+					_, err = pool.Run(ctx, p, wait, gate{id: -2, started: ran, release: release})
+					require.ErrorIs(t, err, pool.ErrQueueFull)
+					assert.Zero(t, time.Since(start), "rejection must not block")
 
-				st := p.Stats()
-				assert.Equal(t, uint64(tc.capacity), st.Submitted)
-				assert.Equal(t, uint64(2), st.Rejected)
-				assert.Equal(t, tc.capacity, st.Busy+st.Queued)
+					st := p.Stats()
+					assert.Equal(t, uint64(tc.capacity), st.Submitted)
+					assert.Equal(t, uint64(2), st.Rejected)
+					assert.Equal(t, tc.capacity, st.Busy+st.Queued)
 
-				close(release)
-				for i, f := range futures {
-					out, err := f.Wait()
-					require.NoError(t, err)
-					assert.Equal(t, i, out)
-				}
-				select {
-				case id := <-ran:
-					t.Fatalf("rejected task %d ran", id)
-				default:
-				}
+					close(release)
+					for i, f := range futures {
+						out, err := f.Wait()
+						require.NoError(t, err)
+						assert.Equal(t, i, out)
+					}
+					select {
+					case id := <-ran:
+						t.Fatalf("rejected task %d ran", id)
+					default:
+					}
+				})
 			})
 		}
 	}

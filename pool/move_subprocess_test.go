@@ -77,7 +77,8 @@ var (
 	workerPID = pool.Register("test.worker-pid", func(_ context.Context, _ int) (int, error) {
 		return os.Getpid(), nil
 	})
-	// nap sleeps unless its ctx ends first.
+	// nap sleeps unless its ctx ends first. In a synctest bubble it
+	// takes exactly d of the bubble's clock (where spin would never end).
 	nap = pool.Register("test.nap", func(ctx context.Context, d time.Duration) (int, error) {
 		select {
 		case <-time.After(d):

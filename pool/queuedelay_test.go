@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -14,9 +15,14 @@ import (
 
 // In a standing queue, tasks that waited past Target are failed with an
 // error matching ErrQueueFull and never run; the worker goes on with newer
-// ones.
+// ones. The QueueDelay tests run in a synctest bubble: the waits they
+// stage are exact, however busy the machine.
 func TestQueueDelayDropsOverdueTasksOfAStandingQueue(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testQueueDelayDropsOverdueTasksOfAStandingQueue)
+}
+
+func testQueueDelayDropsOverdueTasksOfAStandingQueue(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 10,
 		QueueDelay: pool.QueueDelay{Target: 5 * time.Millisecond, Interval: 30 * time.Millisecond}})
 	started, free := occupyWorker(t, p)
@@ -46,11 +52,15 @@ func TestQueueDelayDropsOverdueTasksOfAStandingQueue(t *testing.T) {
 // A burst into a queue that drains within Interval is served in full.
 func TestQueueDelayKeepsABurst(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testQueueDelayKeepsABurst)
+}
+
+func testQueueDelayKeepsABurst(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 10,
-		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: 5 * time.Second}})
+		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: 50 * time.Millisecond}})
 	var futures []*pool.Future[int]
 	for i := range 10 {
-		f, err := pool.Submit(context.Background(), p, spin, 2*time.Millisecond)
+		f, err := pool.Submit(context.Background(), p, nap, 2*time.Millisecond)
 		require.NoError(t, err, "submission %d", i)
 		futures = append(futures, f)
 	}
@@ -86,13 +96,17 @@ func TestQueueDelayValidation(t *testing.T) {
 // may wait up to Interval, not Target.
 func TestQueueDelayIdleQueueIsNotStanding(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testQueueDelayIdleQueueIsNotStanding)
+}
+
+func testQueueDelayIdleQueueIsNotStanding(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1, MaxQueue: 10,
 		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: time.Second}})
 	time.Sleep(1200 * time.Millisecond) // the queue has been empty for over an Interval
 	_, free := occupyWorker(t, p)
 	queued, err := pool.Submit(context.Background(), p, wait, gate{id: 1, release: openGate})
 	require.NoError(t, err)
-	time.Sleep(20 * time.Millisecond) // well past Target, well within Interval
+	time.Sleep(999 * time.Millisecond) // past Target, within Interval
 	free()
 	out, err := queued.Wait()
 	require.NoError(t, err, "a task queued behind one running task, in a queue empty until then, runs")
@@ -104,15 +118,15 @@ func TestQueueDelayIdleQueueIsNotStanding(t *testing.T) {
 // fixed 1 ms/2 ms) in a queue standing for 60 ms is fine.
 func TestQueueDelayScalesWithRunTime(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testQueueDelayScalesWithRunTime)
+}
+
+func testQueueDelayScalesWithRunTime(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 10,
 		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: 2 * time.Millisecond, TargetRuns: 50, IntervalRuns: 100}})
-	// Warm the worker up: a cold one's start, on a loaded machine, can
-	// take longer than these fixed limits, and its first task be shed.
-	// (With the same task, so that the average run time is its own.)
-	_, _ = pool.Run(context.Background(), p, spin, 10*time.Millisecond)
-	_, err := pool.Run(context.Background(), p, spin, 10*time.Millisecond)
+	_, err := pool.Run(context.Background(), p, nap, 10*time.Millisecond)
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, p.Load().RecentRunTime, 10*time.Millisecond)
+	require.Equal(t, 10*time.Millisecond, p.Load().RecentRunTime, "the bubble's clock times the run exactly")
 
 	_, free := occupyWorker(t, p)
 	var queued []*pool.Future[int]

@@ -3,9 +3,13 @@ package poolprom_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,11 +39,37 @@ var (
 		<-ctx.Done()
 		return 0, ctx.Err()
 	})
+	// holdAnnounced is hold that first says, from where it runs, that it
+	// runs: in a worker process, its line reaches the pool's Logger.
+	holdAnnounced = pool.Register("poolprom.hold-announced", func(ctx context.Context, _ int) (int, error) {
+		fmt.Println("poolprom.hold-announced started")
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
 	exit3 = pool.Register("poolprom.exit3", func(context.Context, int) (int, error) {
 		os.Exit(3)
 		return 0, nil
 	})
 )
+
+// syncBuffer is a strings.Builder safe for the Logger's writes and the
+// test's reads at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 // scrape fetches the metrics as a Prometheus server would, in the text
 // format, and returns them by family name.
@@ -94,8 +124,10 @@ func TestCollectorScrape(t *testing.T) {
 	inproc, err := pool.New(pool.Options{Workers: 1, MaxQueue: 1})
 	require.NoError(t, err)
 	defer inproc.Close()
+	var workerLog syncBuffer
 	sub, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess,
-		Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2}})
+		Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2},
+		Logger:     slog.New(slog.NewTextHandler(&workerLog, nil))})
 	require.NoError(t, err)
 	defer sub.Close()
 
@@ -163,10 +195,11 @@ func TestCollectorScrape(t *testing.T) {
 		require.NoError(t, err)
 	}
 	holdCtx, release = context.WithCancel(ctx)
-	held, err = pool.Submit(holdCtx, sub, hold, 0)
+	held, err = pool.Submit(holdCtx, sub, holdAnnounced, 0)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return sub.Stats().Busy == 1 }, 5*time.Second, time.Millisecond)
-	time.Sleep(20 * time.Millisecond) // the call reaches its worker process
+	// Only a call that reached its process is terminated.
+	require.Eventually(t, func() bool { return strings.Contains(workerLog.String(), "hold-announced started") },
+		20*time.Second, time.Millisecond, "the worker's line reaches the Logger")
 	release()
 	_, err = held.Wait()
 	require.ErrorIs(t, err, context.Canceled)
