@@ -32,10 +32,13 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestQuick runs the lab's -quick smoke run, checks that the table has
-// every row, that -out's overview has a bar for each row that ran, and
-// that the bars hold loosely (the run is short, the machine
-// shared, and under -race everything is slower).
+// TestQuick runs the lab's -quick smoke run and checks what holds on any
+// machine: the table has every row, -out's overview has a bar for each row
+// that ran, nothing was shed or failed where nothing should be, every 503
+// carries Retry-After, overload is met by shedding without piling up
+// goroutines, and the run was held against every bar. Whether the bars
+// hold is the machine's figure, not offload's behaviour: the test logs
+// them (see bars.go) and asserts none.
 func TestQuick(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -70,14 +73,12 @@ func TestQuick(t *testing.T) {
 		assert.Contains(t, table, "== "+r.Group)
 	}
 
-	byName := map[string]row{}
 	overload := map[string][]row{}
 	for _, r := range rows {
 		if strings.HasPrefix(r.Group, "overload") {
 			overload[r.Group] = append(overload[r.Group], r)
 			continue
 		}
-		byName[r.Group+"/"+r.Name] = r
 		if r.NA != "" {
 			// Only subprocess rows may be missing, and only while the pool
 			// can't make subprocess workers.
@@ -87,32 +88,18 @@ func TestQuick(t *testing.T) {
 		assert.Zero(t, r.Shed+r.Errors, "%s/%s: jobs shed or failed", r.Group, r.Name)
 		if strings.Contains(r.Name, "job") {
 			assert.Positive(t, r.Job.N, "%s/%s: no job finished", r.Group, r.Name)
-			assert.GreaterOrEqual(t, r.Job.P50, 150*time.Millisecond, "%s/%s: a job is ~200 ms of CPU", r.Group, r.Name)
 		}
-	}
-	base := byName["reference: 200 ms CPU jobs beside /fast/only /fast"]
-	for _, name := range []string{"1 job/s, pool 1 worker", "1 job/s, pool 2 workers"} {
-		r := byName["reference: 200 ms CPU jobs beside /fast/"+name]
-		assert.Less(t, r.Fast.P99, 10*base.Fast.P99+50*time.Millisecond, "%s: /fast p99 %v vs baseline %v", name, r.Fast.P99, base.Fast.P99)
 	}
 
 	require.Len(t, overload, 3)
 	for group, phases := range overload {
 		require.Len(t, phases, len(overloadPhases), group)
-		var good float64
 		clientShed, serverShed := 0, 0
-		for i, r := range phases {
+		for _, r := range phases {
 			assert.Empty(t, r.NA, group)
 			assert.Zero(t, r.ShedNoRA, "%s %s: a 503 without Retry-After", group, r.Name)
-			if r.Shed > 0 {
-				assert.Less(t, r.ShedTime.Max, 250*time.Millisecond, "%s %s: 503s are answered at once", group, r.Name)
-				assert.Less(t, r.ShedServer.Max, 250*time.Millisecond, "%s %s: Shed's 503s on the server", group, r.Name)
-			}
 			clientShed += r.Shed
 			serverShed += r.ShedServer.N
-			if m := overloadPhases[i]; m >= 2 && i < len(phases)-1 {
-				good += r.Goodput
-			}
 		}
 		// A 503 sent at a phase's end may be counted in the next phase by
 		// one side, or after the last reading by the server.
@@ -125,11 +112,18 @@ func TestQuick(t *testing.T) {
 			}
 			assert.Positive(t, errs, "%s: an unbounded queue under 10x load makes clients give up", group)
 		case strings.HasPrefix(group, "overload (c)"):
-			assert.GreaterOrEqual(t, good/3, 0.4*capacity(200*time.Millisecond), "%s: goodput under overload", group)
 			assert.Positive(t, phases[4].Shed, "%s: 10x is shed", group)
 			last := phases[len(phases)-1]
-			assert.Less(t, last.Recovered, 3*time.Second, "%s: recovery", group)
 			assert.Less(t, last.Goroutines, phases[0].Goroutines+200, "%s: goroutines stay flat", group)
+		}
+	}
+
+	bars := judge(rows, capacity(200*time.Millisecond))
+	assert.Len(t, bars, 2+3+2, "every bar judged: two reference rows, each overload group's 503s, (c)'s goodput and recovery")
+	for _, b := range bars {
+		assert.Contains(t, table, b.Claim, "the report names the bar")
+		if !b.Holds {
+			t.Logf("bar missed on this machine (reported, not asserted): %s: %s", b.Claim, b.Got)
 		}
 	}
 }

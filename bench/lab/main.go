@@ -5,7 +5,8 @@
 // stalled server can't hide behind a stalled client), and one table row per
 // scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput. Reference
 // rows run three times; their /fast p99 is the median run's. A last table
-// splits the time of Shed's 503s between client and server.
+// splits the time of Shed's 503s between client and server, and the last
+// lines hold the run against the reference page's bars.
 //
 //	go run ./bench/lab              # the full table, about six minutes
 //	go run ./bench/lab -quick       # a short smoke run
@@ -136,6 +137,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]row, e
 	fmt.Fprintf(stderr, "\r%-100s\r", "")
 	printTable(stdout, rows)
 	printSweep(stdout, rows, capacity(st.JobTime))
+	if !*sweep {
+		printBars(stdout, judge(rows, capacity(st.JobTime)))
+	}
 	if *outDir != "" { // after the table, which a failed write must not cost
 		if err := writeOverview(*outDir, results, capacity(st.JobTime)); err != nil {
 			return rows, err
