@@ -152,6 +152,7 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 		return w.count(resumed, "result", "_INBOX.")+w.count(resumed, "ended", "_INBOX.") == 1
 	}, 10*time.Second, time.Millisecond, "the node answers late")
 
+	waitNodes(t, p, 1) // it rejoins: its next advert, then its pong
 	got, err := pool.Run(testCtx(t), p, pid, struct{}{})
 	require.NoError(t, err, "the node is back")
 	assert.Equal(t, a.cmd.Process.Pid, got)

@@ -39,9 +39,9 @@ func conn(t *testing.T) *nats.Conn {
 	return nc
 }
 
-// serveNode runs a node on nc until the test ends and returns its ID,
-// read from its first advert.
-func serveNode(t *testing.T, nc *nats.Conn, name string) string {
+// serveNode runs a node on nc until the test ends and returns its advert,
+// read from its first one.
+func serveNode(t *testing.T, nc *nats.Conn, name string) advert {
 	t.Helper()
 	adverts := make(chan *nats.Msg, 16)
 	sub, err := nc.ChanSubscribe(advertSubject(name), adverts)
@@ -59,41 +59,49 @@ func serveNode(t *testing.T, nc *nats.Conn, name string) string {
 	})
 	a, err := parseAdvert((<-adverts).Data)
 	require.NoError(t, err)
-	return a.id
+	return a
 }
 
 // call sends a raw call to a node and returns its answer.
-func call(t *testing.T, nc *nats.Conn, subject string, task string, fingerprint, deadline uint64) (header, []byte) {
+func call(t *testing.T, nc *nats.Conn, subject string, head callHead, deadline uint64) (header, []byte) {
 	t.Helper()
-	msg := appendHeader(nil, kindCall, 1, deadline)
-	msg = appendCallHead(msg, callHead{heartbeat: uint64(time.Hour), fingerprint: fingerprint, task: task})
+	msg := appendHeader(nil, header{kind: kindCall, id: 1, arg: deadline, token: 77})
+	head.heartbeat = uint64(time.Hour)
+	msg = appendCallHead(msg, head)
 	msg = append(msg, 0x80) // {} as msgpack: an empty struct's input
 	reply, err := nc.Request(subject, msg, 10*time.Second)
 	require.NoError(t, err)
 	h, body, err := parseHeader(reply.Data)
 	require.NoError(t, err)
+	assert.EqualValues(t, 77, h.token, "an answer carries the call's token")
 	return h, body
 }
 
 // A node refuses a call for a task it lacks or has in another version,
-// and ends a call whose deadline (which travels with it) passes.
+// one that comes after its start bound, and ends a call whose deadline
+// (which travels with it) passes.
 func TestNodeRefusesAndEnds(t *testing.T) {
 	t.Parallel()
 	nc := conn(t)
-	subject := nodeSubject("raw", serveNode(t, nc, "raw"))
+	a := serveNode(t, nc, "raw")
+	subject := nodeSubject("raw", a.name, a.suffix)
 	e, ok := registry.Lookup("nri.wait-ctx")
 	require.True(t, ok)
 
-	h, body := call(t, nc, subject, "nri.nothing", e.Fingerprint, 0)
+	h, body := call(t, nc, subject, callHead{task: "nri.nothing", fingerprint: e.Fingerprint}, 0)
 	assert.Equal(t, kindUnknown, h.kind)
 	assert.Contains(t, string(body), `task "nri.nothing" is not registered`)
 
-	h, body = call(t, nc, subject, "nri.wait-ctx", e.Fingerprint+1, 0)
+	h, body = call(t, nc, subject, callHead{task: "nri.wait-ctx", fingerprint: e.Fingerprint + 1}, 0)
 	assert.Equal(t, kindUnknown, h.kind)
 	assert.Contains(t, string(body), "another version")
 
+	past := uint64(time.Now().Add(-time.Millisecond).UnixNano())
+	h, _ = call(t, nc, subject, callHead{task: "nri.wait-ctx", fingerprint: e.Fingerprint, startBy: past}, 0)
+	assert.Equal(t, kindLate, h.kind, "a call past its start bound never starts")
+
 	start := time.Now()
-	h, body = call(t, nc, subject, "nri.wait-ctx", e.Fingerprint, uint64(start.Add(100*time.Millisecond).UnixNano()))
+	h, body = call(t, nc, subject, callHead{task: "nri.wait-ctx", fingerprint: e.Fingerprint}, uint64(start.Add(100*time.Millisecond).UnixNano()))
 	assert.Equal(t, kindEnded, h.kind, "%s", body)
 	assert.Equal(t, []byte{causeDeadline}, body)
 	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
@@ -101,12 +109,16 @@ func TestNodeRefusesAndEnds(t *testing.T) {
 }
 
 // events counts what a transport reports.
-type events struct{ lost, terminated atomic.Int32 }
+type events struct{ joined, lost, left, terminated atomic.Int32 }
 
 func (e *events) Event(ev transport.Event) {
 	switch ev.Kind {
+	case transport.Started:
+		e.joined.Add(1)
 	case transport.Crashed:
 		e.lost.Add(1)
+	case transport.Retired:
+		e.left.Add(1)
 	case transport.Terminated:
 		e.terminated.Add(1)
 	}
@@ -125,33 +137,78 @@ func bind(t *testing.T, nc *nats.Conn, name string) (*submitter, *events) {
 	return bound.(*submitter), ev
 }
 
-// fakeNode advertises as a node of pool name with free slots and hands
-// every message to handle.
-func fakeNode(t *testing.T, nc *nats.Conn, name, id string, free int, handle func(m *nats.Msg, h header)) {
+// fake is a node spoken by hand: it advertises free slots for pool, and
+// answers pings while pongs is set (with none of the listed calls
+// missing, unless forget is set); handle gets every other message.
+type fake struct {
+	nc           *nats.Conn
+	name, suffix string
+	free         int
+	pongs        atomic.Bool
+	forget       atomic.Bool
+}
+
+func fakeNode(t *testing.T, nc *nats.Conn, pool, name string, free int, handle func(m *nats.Msg, h header)) *fake {
 	t.Helper()
-	sub, err := nc.Subscribe(nodeSubject(name, id), func(m *nats.Msg) {
-		h, _, err := parseHeader(m.Data)
+	f := &fake{nc: nc, name: name, suffix: "fake", free: free}
+	f.pongs.Store(true)
+	sub, err := nc.Subscribe(nodeSubject(pool, f.name, f.suffix), func(m *nats.Msg) {
+		h, body, err := parseHeader(m.Data)
 		require.NoError(t, err)
-		handle(m, h)
+		if h.kind != kindPing {
+			handle(m, h)
+			return
+		}
+		if !f.pongs.Load() {
+			return
+		}
+		var missing []uint64
+		if f.forget.Load() {
+			listed, err := parseListed(body)
+			require.NoError(t, err)
+			for _, l := range listed {
+				missing = append(missing, l.id)
+			}
+		}
+		st := status{workers: f.free, free: f.free, heartbeat: time.Hour}
+		pong := appendStatus(appendHeader(nil, header{kind: kindPong, id: h.id, arg: uint64(f.free), token: h.token}), st)
+		_ = m.Respond(appendIDs(pong, missing))
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	advert := appendAdvert(nil, advert{id: id, workers: free, free: free, heartbeat: time.Hour})
-	dsub, err := nc.Subscribe(discoverSubject(name), func(*nats.Msg) { _ = nc.Publish(advertSubject(name), advert) })
+	advert := appendAdvert(nil, advert{status: status{workers: free, free: free, heartbeat: time.Hour}, name: f.name, suffix: f.suffix})
+	dsub, err := nc.Subscribe(discoverSubject(pool), func(*nats.Msg) { _ = nc.Publish(advertSubject(pool), advert) })
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dsub.Unsubscribe() })
-	require.NoError(t, nc.Publish(advertSubject(name), advert))
+	require.NoError(t, nc.Publish(advertSubject(pool), advert))
+	return f
+}
+
+// answer answers a call the fake was sent (h its header) with kind and
+// body, echoing its ID and token.
+func (f *fake) answer(m *nats.Msg, h header, kind byte, body []byte) {
+	_ = m.Respond(append(appendHeader(nil, header{kind: kind, id: h.id, arg: uint64(f.free), token: h.token}), body...))
 }
 
 // exchange runs task with input in through a runner of s.
 func exchange(ctx context.Context, s *submitter, task string, in int) (int, error) {
+	var out int
+	_, err := exchangeCall(ctx, s, task, in, &out)
+	return out, err
+}
+
+// exchangeCall is exchange that also returns the call, for its
+// hand-over's state.
+func exchangeCall(ctx context.Context, s *submitter, task string, in int, out *int) (*transport.Call, error) {
 	payload, err := s.Encode(task, in, false)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var out int
-	err = s.NewRunner(1).Exchange(ctx, &transport.Call{Task: task, Payload: payload, Out: &out, Handover: &transport.Handover{}})
-	return out, err
+	m := &transport.Call{Task: task, Payload: payload, Out: out, Handover: &transport.Handover{}}
+	if d, ok := ctx.Deadline(); ok {
+		m.Deadline = d
+	}
+	return m, s.NewRunner(1).Exchange(ctx, m)
 }
 
 func waitKnown(t *testing.T, s *submitter, n int) {
@@ -165,10 +222,11 @@ func TestRefusingNodes(t *testing.T) {
 	t.Parallel()
 	nc := conn(t)
 	var refusals atomic.Int32
-	fakeNode(t, nc, "refuse", "fake", 4, func(m *nats.Msg, h header) {
+	var f *fake
+	f = fakeNode(t, nc, "refuse", "fake", 4, func(m *nats.Msg, h header) {
 		if h.kind == kindCall {
 			refusals.Add(1)
-			_ = m.Respond(append(appendHeader(nil, kindUnknown, h.id, 4), "not here"...))
+			f.answer(m, h, kindUnknown, []byte("not here"))
 		}
 	})
 	s, _ := bind(t, nc, "refuse")
@@ -192,20 +250,11 @@ func TestRefusingNodes(t *testing.T) {
 func TestAnswersThatDoNotCount(t *testing.T) {
 	t.Parallel()
 	nc := conn(t)
-	var mode atomic.Value
-	mode.Store("twice")
-	fakeNode(t, nc, "odd", "fake", 1, func(m *nats.Msg, h header) {
-		switch mode.Load() {
-		case "twice":
-			if h.kind == kindCall {
-				_ = m.Respond(append(appendHeader(nil, kindResult, h.id, 1), 0x07))
-				_ = m.Respond(append(appendHeader(nil, kindResult, h.id, 1), 0x08))
-			}
-		case "forgets":
-			if h.kind == kindPing {
-				_, body, _ := parseHeader(m.Data)
-				_ = m.Respond(append(appendHeader(nil, kindPong, h.id, 1), body...))
-			}
+	var f *fake
+	f = fakeNode(t, nc, "odd", "fake", 1, func(m *nats.Msg, h header) {
+		if h.kind == kindCall && f.pongs.Load() && !f.forget.Load() {
+			f.answer(m, h, kindResult, []byte{0x07})
+			f.answer(m, h, kindResult, []byte{0x08})
 		}
 	})
 	s, ev := bind(t, nc, "odd")
@@ -215,16 +264,16 @@ func TestAnswersThatDoNotCount(t *testing.T) {
 	assert.Equal(t, 7, out)
 	require.Eventually(t, func() bool { return s.dropped.Load() == 1 }, 10*time.Second, time.Millisecond)
 
-	mode.Store("forgets")
+	f.forget.Store(true)
 	_, err = exchange(context.Background(), s, "nri.double", 1)
 	require.ErrorIs(t, err, pool.ErrNodeLost)
 	assert.Contains(t, err.Error(), "no longer has the call")
 
-	mode.Store("silent")
-	waitKnown(t, s, 1) // it rejoins with its next advert
+	f.pongs.Store(false)
 	start := time.Now()
 	_, err = exchange(context.Background(), s, "nri.double", 1)
 	require.ErrorIs(t, err, pool.ErrNodeLost)
 	assert.Less(t, time.Since(start), 3*s.o.Heartbeat+SchedulingSlack)
-	assert.EqualValues(t, 1, ev.lost.Load(), "the silent node's loss is reported")
+	require.Eventually(t, func() bool { return ev.lost.Load() == 1 }, 10*time.Second, time.Millisecond,
+		"the silent node's loss is reported (outside the lock, after the call failed)")
 }

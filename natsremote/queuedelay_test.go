@@ -30,7 +30,7 @@ func TestQueueDelayBoundsTheWaitForANode(t *testing.T) {
 	_, err := pool.Run(ctx, p, hold, k("late"))
 	waited := time.Since(start)
 	require.ErrorIs(t, err, pool.ErrQueueFull)
-	assert.Contains(t, err.Error(), "no node had a free slot")
+	assert.Contains(t, err.Error(), "no worker node had a free slot")
 	assert.GreaterOrEqual(t, waited, qd.Interval)
 	assert.Less(t, waited, 10*time.Second, "the ctx allowed a minute")
 	assert.Zero(t, gateFor(k("late")).runs.Load(), "sent nowhere")

@@ -2,7 +2,9 @@ package natsremote_test
 
 import (
 	"context"
-	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,18 +58,63 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
-// Without any node, a call waits for one until its ctx ends, and gets
-// the plain ctx error: it was never sent.
-func TestNoNodeWaitsForCtx(t *testing.T) {
+// With no live node a call fails fast, with an error matching
+// ErrQueueFull (a 503) that says why: within a heartbeat while the pool is
+// new, at once after; Load reports what the live nodes offer, so Shed
+// answers 503 before the handler runs, and follows nodes as they join and
+// leave.
+func TestNoNodeFailsFast(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, embedded.Options{})
-	p := remotePool(t, connect(t, s), "nobody", pool.Options{Workers: 1})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	p := remotePool(t, connect(t, s), "nobody", pool.Options{Workers: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	_, err := pool.Run(ctx, p, add, [2]int{1, 1})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.False(t, errors.Is(err, pool.ErrTerminated), "never sent: %v", err)
-	assert.EqualValues(t, 1, p.Stats().Canceled)
+	took := time.Since(start)
+	require.ErrorIs(t, err, pool.ErrQueueFull)
+	assert.Contains(t, err.Error(), "no worker node is available")
+	assert.Less(t, took, testHeartbeat+schedulingSlack, "about a heartbeat, not the ctx's 10 s")
+	t.Logf("the first call, on a new pool, failed after %v", took)
+
+	require.Eventually(t, func() bool { l := p.Load(); return l.Workers == 0 && l.Capacity == 0 },
+		10*time.Second, time.Millisecond, "no live node, no capacity: %+v", p.Load())
+	start = time.Now()
+	_, err = pool.Run(ctx, p, add, [2]int{1, 1})
+	require.ErrorIs(t, err, pool.ErrQueueFull)
+	assert.Contains(t, err.Error(), "no worker node is available")
+	_, err = pool.SubmitBlocking(ctx, p, add, [2]int{1, 1})
+	require.ErrorIs(t, err, pool.ErrQueueFull, "SubmitBlocking does not wait for a node that may never come")
+	t.Logf("on a settled pool, in %v", time.Since(start))
+	assert.EqualValues(t, 2, p.Stats().Rejected, "refused at admission: %+v", p.Stats())
+
+	var ran atomic.Bool
+	srv := httptest.NewServer(pool.Shed(p, pool.ShedOptions{})(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Store(true) })))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	assert.False(t, ran.Load(), "shed before the handler runs")
+
+	n := serve(t, s, natsremote.ServeOptions{Pool: "nobody", Local: pool.Options{Workers: 1}})
+	require.Eventually(t, func() bool { l := p.Load(); return l.Workers == 1 && l.Capacity == 2 },
+		10*time.Second, time.Millisecond, "one node of one slot: one worker, and its auto queue: %+v", p.Load())
+	out, err := pool.Run(ctx, p, add, [2]int{1, 1})
+	require.NoError(t, err)
+	assert.Equal(t, 2, out)
+	resp, err = srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	n.stop()
+	require.NoError(t, n.wait(t))
+	require.Eventually(t, func() bool { return p.Load().Capacity == 0 }, 10*time.Second, time.Millisecond,
+		"the node left: %+v", p.Load())
+	_, err = pool.Run(ctx, p, add, [2]int{1, 1})
+	require.ErrorIs(t, err, pool.ErrQueueFull)
 }
 
 // A node joins late: calls queued before it run on it.

@@ -13,20 +13,30 @@ import (
 //
 //	version  byte  protoVersion
 //	kind     byte  one of the kinds below
-//	id       u64   the call's ID (0 for pings, pongs and adverts)
+//	id       u64   a call's ID; a ping's or pong's node key; 0 for adverts
 //	arg      u64   per kind: a call's deadline, a cancel's cause, the
-//	               node's free slots on an answer, a ping's heartbeat
+//	               node's free slots on an answer or pong, a ping's heartbeat
+//	token    u64   a call's token, on the call and everything about it; a
+//	               ping's nonce, on the ping and its pong; 0 for adverts
 //
-// then a body that depends on the kind. Integers are big endian. A call's
-// ID is the submitter's, unique on its inbox: a node keys calls by the
-// inbox they came from and their ID.
+// then a body that depends on the kind. Integers are big endian.
+//
+// The token is what makes an answer trustworthy: it is random, it travels
+// only on the subject of the node the call was sent to, and a submitter
+// takes an answer (or a pong) only with the token it sent. Call IDs are
+// the submitter's, unique on its inbox; a node keys calls by the inbox
+// they came from and their ID, and acts on a cancel or a ping only for a
+// call whose token it carries.
+//
+// Version 2 added the token, the call's start bound and trace context,
+// probing pongs with the node's figures, and a node's name in its subject.
 const (
-	protoVersion = 1
-	headerLen    = 1 + 1 + 8 + 8
+	protoVersion = 2
+	headerLen    = 1 + 1 + 8 + 8 + 8
 )
 
-// Submitter to node, on the node's subject, with the submitter's inbox as
-// the reply subject.
+// Submitter to node, on the node's subject. A call or a ping has a reply
+// subject on the submitter's inbox (see replyToCall, replyToPing).
 const (
 	// kindCall runs a task. arg: the deadline (Unix ns; 0 for none).
 	// Body: callHead, then the input's msgpack.
@@ -34,13 +44,14 @@ const (
 	// kindCancel ends a call whose caller gave up. arg: the cause (see
 	// causeCode).
 	kindCancel
-	// kindPing says the submitter still waits for the calls listed: the
-	// body is their IDs (u64 each). arg: the submitter's heartbeat (ns).
+	// kindPing asks the node how it is, and says the submitter still
+	// waits for the calls listed: the body is (ID u64, token u64) pairs.
+	// arg: the submitter's heartbeat (ns).
 	kindPing
 )
 
-// Node to submitter, on its inbox. Every answer's arg is the node's free
-// slots as it sends it.
+// Node to submitter, on the reply subject. Every answer's arg is the
+// node's free slots as it sends it.
 const (
 	// kindFull: the node has no free slot; the call never ran. No body.
 	kindFull byte = iota + 16
@@ -69,9 +80,13 @@ const (
 	kindEnded
 	// kindLost: the node shut down under the task. Body: a message.
 	kindLost
-	// kindPong answers a ping: the body lists the IDs of the pinged calls
-	// the node does not have (u64 each); those are lost.
+	// kindPong answers a ping: the body is the node's status (see
+	// appendStatus), then the IDs of the pinged calls the node does not
+	// have (u64 each); those are lost.
 	kindPong
+	// kindLate: the call came after its start bound (callHead.startBy):
+	// the node never ran it. No body.
+	kindLate
 )
 
 // kindAdvert is a node's capacity advert, on the pool's advert subject
@@ -81,40 +96,47 @@ const kindAdvert byte = 32
 // errCorrupt reports a message that does not parse.
 var errCorrupt = errors.New("natsremote: corrupt message")
 
-// header is a parsed message header.
+// header is a message header.
 type header struct {
-	kind byte
-	id   uint64
-	arg  uint64
+	kind  byte
+	id    uint64
+	arg   uint64
+	token uint64
 }
 
 // appendHeader appends a message header to b.
-func appendHeader(b []byte, kind byte, id, arg uint64) []byte {
-	b = append(b, protoVersion, kind)
-	b = binary.BigEndian.AppendUint64(b, id)
-	return binary.BigEndian.AppendUint64(b, arg)
+func appendHeader(b []byte, h header) []byte {
+	b = append(b, protoVersion, h.kind)
+	b = binary.BigEndian.AppendUint64(b, h.id)
+	b = binary.BigEndian.AppendUint64(b, h.arg)
+	return binary.BigEndian.AppendUint64(b, h.token)
 }
 
 // putHeader writes a header over the first headerLen bytes of b.
-func putHeader(b []byte, kind byte, id, arg uint64) {
-	b[0], b[1] = protoVersion, kind
-	binary.BigEndian.PutUint64(b[2:], id)
-	binary.BigEndian.PutUint64(b[10:], arg)
+func putHeader(b []byte, h header) {
+	b[0], b[1] = protoVersion, h.kind
+	binary.BigEndian.PutUint64(b[2:], h.id)
+	binary.BigEndian.PutUint64(b[10:], h.arg)
+	binary.BigEndian.PutUint64(b[18:], h.token)
 }
 
 // parseHeader splits a message into its header and body. A message of
 // another protocol version is errVersion, so that a node can say so.
 func parseHeader(data []byte) (header, []byte, error) {
-	if len(data) < headerLen {
+	if len(data) < 2 {
 		return header{}, nil, fmt.Errorf("%w: %d bytes", errCorrupt, len(data))
 	}
 	if data[0] != protoVersion {
 		return header{}, nil, fmt.Errorf("%w: version %d, want %d", errVersion, data[0], protoVersion)
 	}
+	if len(data) < headerLen {
+		return header{}, nil, fmt.Errorf("%w: %d bytes", errCorrupt, len(data))
+	}
 	return header{
-		kind: data[1],
-		id:   binary.BigEndian.Uint64(data[2:]),
-		arg:  binary.BigEndian.Uint64(data[10:]),
+		kind:  data[1],
+		id:    binary.BigEndian.Uint64(data[2:]),
+		arg:   binary.BigEndian.Uint64(data[10:]),
+		token: binary.BigEndian.Uint64(data[18:]),
 	}, data[headerLen:], nil
 }
 
@@ -124,15 +146,25 @@ var errVersion = errors.New("natsremote: another protocol version")
 //
 //	heartbeat    u64      the submitter's, in ns: the node's watchdog
 //	fingerprint  u64      of the task's In and Out types
+//	startBy      u64      Unix ns: the node must not start the call later
+//	                      (its submitter may have given up on the node by
+//	                      then); 0 for no bound
+//	trace        uvarint length, then the caller's trace context, opaque
+//	                      to this package (empty when nothing carries one)
 //	name         uvarint length, then the task's name
 //
 // and the input's msgpack follows.
-const maxNameLen = 1024
+const (
+	maxNameLen  = 1024
+	maxTraceLen = 8 << 10
+)
 
 // callHead is a call's fixed part after the header.
 type callHead struct {
 	heartbeat   uint64
 	fingerprint uint64
+	startBy     uint64
+	trace       []byte
 	task        string
 }
 
@@ -140,27 +172,73 @@ type callHead struct {
 func appendCallHead(b []byte, c callHead) []byte {
 	b = binary.BigEndian.AppendUint64(b, c.heartbeat)
 	b = binary.BigEndian.AppendUint64(b, c.fingerprint)
+	b = binary.BigEndian.AppendUint64(b, c.startBy)
+	b = binary.AppendUvarint(b, uint64(len(c.trace)))
+	b = append(b, c.trace...)
 	b = binary.AppendUvarint(b, uint64(len(c.task)))
 	return append(b, c.task...)
 }
 
 // parseCallHead splits a call's body into its head and the input.
 func parseCallHead(body []byte) (callHead, []byte, error) {
-	if len(body) < 16 {
+	if len(body) < 24 {
 		return callHead{}, nil, fmt.Errorf("%w: call of %d bytes", errCorrupt, len(body))
 	}
-	c := callHead{heartbeat: binary.BigEndian.Uint64(body), fingerprint: binary.BigEndian.Uint64(body[8:])}
-	body = body[16:]
-	n, k := codec.Uvarint(body)
-	if k <= 0 || n > maxNameLen || uint64(len(body)-k) < n {
-		return callHead{}, nil, fmt.Errorf("%w: task name", errCorrupt)
+	c := callHead{
+		heartbeat:   binary.BigEndian.Uint64(body),
+		fingerprint: binary.BigEndian.Uint64(body[8:]),
+		startBy:     binary.BigEndian.Uint64(body[16:]),
 	}
-	c.task = string(body[k : k+int(n)])
-	return c, body[k+int(n):], nil
+	body = body[24:]
+	trace, body, err := splitField(body, maxTraceLen, "trace context")
+	if err != nil {
+		return callHead{}, nil, err
+	}
+	name, body, err := splitField(body, maxNameLen, "task name")
+	if err != nil {
+		return callHead{}, nil, err
+	}
+	if len(trace) > 0 {
+		c.trace = trace
+	}
+	c.task = string(name)
+	return c, body, nil
 }
 
-// appendIDs appends call IDs to b, and parseIDs reads them back: a ping's
-// or a pong's body.
+// splitField splits a uvarint-length-prefixed field of at most limit
+// bytes off the front of b.
+func splitField(b []byte, limit uint64, what string) (field, rest []byte, err error) {
+	n, k := codec.Uvarint(b)
+	if k <= 0 || n > limit || uint64(len(b)-k) < n {
+		return nil, nil, fmt.Errorf("%w: %s", errCorrupt, what)
+	}
+	return b[k : k+int(n)], b[k+int(n):], nil
+}
+
+// A ping lists the calls its submitter waits for as (ID, token) pairs.
+type listedCall struct{ id, token uint64 }
+
+func appendListed(b []byte, calls []listedCall) []byte {
+	for _, c := range calls {
+		b = binary.BigEndian.AppendUint64(b, c.id)
+		b = binary.BigEndian.AppendUint64(b, c.token)
+	}
+	return b
+}
+
+func parseListed(body []byte) ([]listedCall, error) {
+	if len(body)%16 != 0 {
+		return nil, fmt.Errorf("%w: %d bytes of listed calls", errCorrupt, len(body))
+	}
+	calls := make([]listedCall, len(body)/16)
+	for i := range calls {
+		calls[i] = listedCall{binary.BigEndian.Uint64(body[16*i:]), binary.BigEndian.Uint64(body[16*i+8:])}
+	}
+	return calls, nil
+}
+
+// appendIDs appends call IDs to b, and parseIDs reads them back: the tail
+// of a pong.
 func appendIDs(b []byte, ids []uint64) []byte {
 	for _, id := range ids {
 		b = binary.BigEndian.AppendUint64(b, id)
@@ -187,7 +265,12 @@ func checkToken(what, s string) error {
 	return nil
 }
 
-// Subjects of a pool named name.
-func advertSubject(name string) string   { return "offload." + name + ".adverts" }
-func discoverSubject(name string) string { return "offload." + name + ".discover" }
-func nodeSubject(name, id string) string { return "offload." + name + ".node." + id }
+// Subjects of a pool named pool. A node named name, with the random
+// suffix that makes its ID unique, takes its calls on
+// offload.POOL.node.NAME.SUFFIX: a NATS user for the nodes called NAME can
+// be allowed to subscribe to offload.POOL.node.NAME.* and no other node's.
+func advertSubject(pool string) string   { return "offload." + pool + ".adverts" }
+func discoverSubject(pool string) string { return "offload." + pool + ".discover" }
+func nodeSubject(pool, name, suffix string) string {
+	return "offload." + pool + ".node." + name + "." + suffix
+}

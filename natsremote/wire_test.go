@@ -16,52 +16,72 @@ func TestEnvURLIsPoolMains(t *testing.T) {
 
 func TestWireRoundTrips(t *testing.T) {
 	t.Parallel()
-	msg := appendHeader(nil, kindCall, 7, 1234)
-	msg = appendCallHead(msg, callHead{heartbeat: uint64(time.Second), fingerprint: 99, task: "resize"})
+	msg := appendHeader(nil, header{kind: kindCall, id: 7, arg: 1234, token: 99})
+	head := callHead{heartbeat: uint64(time.Second), fingerprint: 99, startBy: 5, trace: []byte("00-trace"), task: "resize"}
+	msg = appendCallHead(msg, head)
 	msg = append(msg, "input"...)
 	h, body, err := parseHeader(msg)
 	require.NoError(t, err)
-	assert.Equal(t, header{kind: kindCall, id: 7, arg: 1234}, h)
-	head, input, err := parseCallHead(body)
+	assert.Equal(t, header{kind: kindCall, id: 7, arg: 1234, token: 99}, h)
+	got, input, err := parseCallHead(body)
 	require.NoError(t, err)
-	assert.Equal(t, callHead{heartbeat: uint64(time.Second), fingerprint: 99, task: "resize"}, head)
+	assert.Equal(t, head, got)
 	assert.Equal(t, "input", string(input))
 
-	putHeader(msg, kindCall, 8, 0)
-	h, _, err = parseHeader(msg)
+	stamp(msg, header{kind: kindCall, id: 8, token: 3}, time.Unix(0, 42))
+	h, body, err = parseHeader(msg)
 	require.NoError(t, err)
-	assert.Equal(t, header{kind: kindCall, id: 8}, h)
+	assert.Equal(t, header{kind: kindCall, id: 8, token: 3}, h)
+	got, _, err = parseCallHead(body)
+	require.NoError(t, err)
+	assert.EqualValues(t, 42, got.startBy, "stamp writes the start bound where the call's head has it")
 
 	ids, err := parseIDs(appendIDs(nil, []uint64{1, 2, 1 << 63}))
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{1, 2, 1 << 63}, ids)
-
-	a := advert{id: "host-1a2b", workers: 8, busy: 3, free: 5, heartbeat: time.Second, leaving: true}
-	got, err := parseAdvert(appendAdvert(nil, a))
+	listed, err := parseListed(appendListed(nil, []listedCall{{1, 2}, {3, 1 << 63}}))
 	require.NoError(t, err)
-	assert.Equal(t, a, got)
+	assert.Equal(t, []listedCall{{1, 2}, {3, 1 << 63}}, listed)
+
+	a := advert{status: status{workers: 8, busy: 3, free: 5, heartbeat: time.Second, leaving: true}, name: "host", suffix: "1a2b"}
+	gotAdvert, err := parseAdvert(appendAdvert(nil, a))
+	require.NoError(t, err)
+	assert.Equal(t, a, gotAdvert)
+	assert.Equal(t, "host-1a2b", gotAdvert.id())
+	st, rest, err := parseStatus(5, appendStatus(nil, a.status))
+	require.NoError(t, err)
+	assert.Equal(t, a.status, st)
+	assert.Empty(t, rest)
 }
 
 func TestWireRefusesBadMessages(t *testing.T) {
 	t.Parallel()
 	_, _, err := parseHeader([]byte{protoVersion, kindCall})
 	assert.ErrorIs(t, err, errCorrupt)
-	bad := appendHeader(nil, kindCall, 1, 1)
-	bad[0] = protoVersion + 1
+	bad := appendHeader(nil, header{kind: kindCall, id: 1, arg: 1})
+	bad[0] = protoVersion - 1
 	_, _, err = parseHeader(bad)
-	assert.ErrorIs(t, err, errVersion)
-	_, _, err = parseCallHead(appendCallHead(nil, callHead{task: "t"})[:17])
+	assert.ErrorIs(t, err, errVersion, "a version 1 message")
+	_, _, err = parseCallHead(appendCallHead(nil, callHead{task: "t"})[:25])
 	assert.ErrorIs(t, err, errCorrupt)
+	_, _, err = parseCallHead(appendCallHead(nil, callHead{task: "t", trace: make([]byte, maxTraceLen+1)}))
+	assert.ErrorIs(t, err, errCorrupt, "a trace context over its bound")
 	_, err = parseIDs(make([]byte, 7))
 	assert.ErrorIs(t, err, errCorrupt)
+	_, err = parseListed(make([]byte, 8))
+	assert.ErrorIs(t, err, errCorrupt)
+	ok := status{heartbeat: time.Second}
 	for _, a := range []advert{
-		{id: "a.b", heartbeat: time.Second},
-		{id: "", heartbeat: time.Second},
-		{id: "ok", heartbeat: time.Microsecond},
+		{status: ok, name: "a.b", suffix: "1"},
+		{status: ok, name: "", suffix: "1"},
+		{status: ok, name: "a", suffix: "x y"},
+		{status: status{heartbeat: time.Microsecond}, name: "ok", suffix: "1"},
 	} {
 		_, err := parseAdvert(appendAdvert(nil, a))
 		assert.ErrorIs(t, err, errCorrupt, "%+v", a)
 	}
+	_, err = parseAdvert(append(appendAdvert(nil, advert{status: ok, name: "a", suffix: "b"}), 0))
+	assert.ErrorIs(t, err, errCorrupt, "bytes after the advert")
 }
 
 // FuzzParseMessage feeds arbitrary bytes to everything that reads a
@@ -69,24 +89,32 @@ func TestWireRefusesBadMessages(t *testing.T) {
 // re-encodes to the same bytes, and none panics or allocates beyond the
 // message's size.
 func FuzzParseMessage(f *testing.F) {
-	f.Add(appendCallHead(appendHeader(nil, kindCall, 1, 2), callHead{heartbeat: 3, fingerprint: 4, task: "task"}))
-	f.Add(appendIDs(appendHeader(nil, kindPing, 1, uint64(time.Second)), []uint64{5, 6}))
-	f.Add(appendAdvert(nil, advert{id: "node-1", workers: 4, busy: 1, free: 3, heartbeat: time.Second}))
+	f.Add(appendCallHead(appendHeader(nil, header{kind: kindCall, id: 1, arg: 2, token: 3}), callHead{heartbeat: 3, fingerprint: 4, startBy: 5, trace: []byte("t"), task: "task"}))
+	f.Add(appendListed(appendHeader(nil, header{kind: kindPing, id: 1, arg: uint64(time.Second), token: 9}), []listedCall{{5, 6}}))
+	f.Add(appendIDs(appendStatus(appendHeader(nil, header{kind: kindPong, id: 1, arg: 2, token: 9}), status{workers: 2, free: 2, heartbeat: time.Second}), []uint64{5}))
+	f.Add(appendAdvert(nil, advert{status: status{workers: 4, busy: 1, free: 3, heartbeat: time.Second}, name: "node", suffix: "1"}))
 	f.Add([]byte{protoVersion, kindAdvert})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if h, body, err := parseHeader(data); err == nil {
-			again := appendHeader(nil, h.kind, h.id, h.arg)
-			require.Equal(t, data[:headerLen], again)
+			require.Equal(t, data[:headerLen], appendHeader(nil, h))
 			if head, input, err := parseCallHead(body); err == nil {
 				require.Equal(t, body, append(appendCallHead(nil, head), input...))
 			}
 			if ids, err := parseIDs(body); err == nil {
 				require.Equal(t, len(body)/8, len(ids))
 			}
+			if listed, err := parseListed(body); err == nil {
+				require.Equal(t, body, appendListed(nil, listed))
+			}
+			if st, _, err := parseStatus(h.arg, body); err == nil {
+				require.LessOrEqual(t, st.free, maxSlots)
+				require.LessOrEqual(t, st.workers, maxSlots)
+			}
 		}
 		if a, err := parseAdvert(data); err == nil {
-			require.LessOrEqual(t, len(a.id), maxIDLen)
-			require.NoError(t, checkToken("node ID", a.id))
+			require.LessOrEqual(t, len(a.name), maxIDLen)
+			require.NoError(t, checkToken("node name", a.name))
+			require.NoError(t, checkToken("node suffix", a.suffix))
 			require.LessOrEqual(t, a.free, maxSlots)
 		}
 	})

@@ -38,8 +38,12 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	switch {
 	case p.stats.closed.Load():
 		return ErrClosed
-	case mode&admitWait == 0 && p.opts.capacity >= 0 && p.stats.inflight.Load() >= int64(p.opts.capacity):
-		return ErrQueueFull
+	case mode&admitWait == 0:
+		if c := p.capacity(); c >= 0 && p.stats.inflight.Load() >= int64(c) {
+			return p.fullErr()
+		}
+	case p.slots != nil && p.workerLimit() == 0:
+		return errNoWorkerNode
 	}
 	if err := j.prepare(p.transport, p.stop); err != nil {
 		return err
@@ -57,9 +61,12 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		return ErrClosed
 	}
 	if p.full() {
-		if mode&admitWait == 0 {
+		if mode&admitWait == 0 || p.workerLimit() == 0 {
+			// (A Remote pool with no live node fails SubmitBlocking too:
+			// blocking on a node that may never come is the hang that
+			// failing fast is for.)
 			p.mu.Unlock()
-			return ErrQueueFull
+			return p.fullErr()
 		}
 		if err := p.waitForRoom(j.context()); err != nil {
 			return err // waitForRoom has unlocked
@@ -92,7 +99,8 @@ func (p *Pool) usable() error {
 
 // full reports whether every admission slot is taken. p.mu is held.
 func (p *Pool) full() bool {
-	return p.opts.capacity >= 0 && p.inflight >= p.opts.capacity
+	c := p.capacity()
+	return c >= 0 && p.inflight >= c
 }
 
 // likelyQueued guesses, without the lock, whether a new task would wait
@@ -155,6 +163,7 @@ func (p *Pool) abandon(j job, err error) {
 	}
 	p.mu.Unlock()
 	if dequeued {
+		j.freedSlot()
 		j.drop() // the queue's hold; a running job's is its worker's
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/xfer"
@@ -27,8 +28,10 @@ type call[In, Out any] struct {
 	// unwatch stops the AfterFunc that Submit sets on a cancellable ctx.
 	unwatch func() bool
 
-	// payload is the encoded input, for a transport.
-	payload []byte
+	// payload is the encoded input, and deadline the caller's ctx's, for
+	// a transport.
+	payload  []byte
+	deadline time.Time
 
 	// handover says whether a transport has sent the call to its worker.
 	handover transport.Handover
@@ -39,6 +42,10 @@ type call[In, Out any] struct {
 	// keep refs at 0.
 	refs    atomic.Int32
 	recycle *sync.Pool // where drop puts a call of Run's; nil: nowhere
+
+	// freed, if set, is called once the call's slot is free again, after
+	// its worker is done with it (a worker node's calls: see submitAny).
+	freed func()
 }
 
 // newCall returns a call for Submit: its Future belongs to the caller.
@@ -92,6 +99,12 @@ func (p *Pool) recycled(index int) *sync.Pool {
 	return &p.calls[index]
 }
 
+func (c *call[In, Out]) freedSlot() {
+	if c.freed != nil {
+		c.freed()
+	}
+}
+
 func (c *call[In, Out]) queueLink() *link         { return &c.link }
 func (c *call[In, Out]) context() context.Context { return c.ctx }
 func (c *call[In, Out]) name() string             { return c.def.name }
@@ -111,6 +124,17 @@ func (c *call[In, Out]) prepare(tr transport.Transport, stop context.Context) (e
 		if c.payload, err = tr.Encode(c.def.name, c.in, c.def.holdsIn); err != nil {
 			return err
 		}
+		// A task run elsewhere sees none of ctx's values, and its runner
+		// must not call ctx's methods on the worker goroutine (they may
+		// panic or block): it gets a context of the pool's own that ends
+		// when ctx does, and ctx's deadline, read here.
+		c.deadline, _ = c.ctx.Deadline()
+		if c.ctx.Done() == nil {
+			c.runCtx = stop
+		} else {
+			c.runCtx, c.cancel = context.WithCancelCause(c.ctx)
+		}
+		return nil
 	}
 	switch {
 	case c.ctx == context.Background() || c.ctx == context.TODO():

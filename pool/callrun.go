@@ -37,7 +37,8 @@ func handOver[T any](v T) (T, error) {
 // the output escapes to the heap only here.)
 func (c *call[In, Out]) runThere(r transport.Runner, m *transport.Call) outcome {
 	var out Out
-	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover, Start: m.Start, MaxWait: m.MaxWait}
+	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover,
+		Start: m.Start, MaxWait: m.MaxWait, Queued: m.Queued, Deadline: c.deadline}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
 	}

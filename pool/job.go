@@ -59,6 +59,9 @@ type job interface {
 	forget()
 	// drop says the pool is done with the job (see call.refs).
 	drop()
+	// freed runs what the submitter asked to hear once the job's slot is
+	// free (see submitAny), outside the pool's lock.
+	freedSlot()
 }
 
 // outcome is how a job that ran ended for its caller, for the counters.

@@ -70,6 +70,7 @@ func (p *Pool) Close() error {
 	p.mu.Unlock()
 	p.cancelStop(ErrClosed)
 	for _, j := range dropped {
+		j.freedSlot()
 		j.drop() // the queue's hold; running jobs' belong to their workers
 	}
 	return nil

@@ -6,8 +6,13 @@ import "time"
 // admission decisions such as Shed's that must not contend with the pool's
 // hot path. The fields are read one by one, so under concurrent change
 // they may not add up exactly.
+//
+// A Remote pool's Workers and Capacity are what its live nodes offer: their
+// slots, capped by Options.Workers, and the capacity that many workers get
+// from MaxQueue; both are 0 while no node is live, and admission rejects
+// at once then (ErrQueueFull), so Shed answers 503.
 type Load struct {
-	Workers  int  // live workers
+	Workers  int  // live workers (a Remote pool's: see above)
 	Busy     int  // workers running a task
 	Queued   int  // tasks waiting for a worker
 	InFlight int  // accepted tasks not yet finished: queued plus running
@@ -26,12 +31,16 @@ func (p *Pool) Load() Load {
 		return Load{Closed: true}
 	}
 	r := &p.stats
+	workers := int(r.workers.Load())
+	if p.slots != nil {
+		workers = p.workerLimit()
+	}
 	return Load{
-		Workers:       int(r.workers.Load()),
+		Workers:       workers,
 		Busy:          int(r.busy.Load()),
 		Queued:        int(r.queued.Load()),
 		InFlight:      int(r.inflight.Load()),
-		Capacity:      p.opts.capacity,
+		Capacity:      p.capacity(),
 		Closed:        r.closed.Load(),
 		RecentRunTime: time.Duration(r.recentRun.Load()),
 	}

@@ -167,7 +167,8 @@ func DefaultWorkers() int {
 // settings are Options with every default filled in and every value checked.
 type settings struct {
 	Options
-	capacity int // Workers + MaxQueue, or -1 for unbounded
+	capacity  int  // Workers + MaxQueue, or -1 for unbounded
+	autoQueue bool // MaxQueue was 0: Workers², for however many workers
 }
 
 func (o Options) settle() (settings, error) {
@@ -192,6 +193,7 @@ func (o Options) settle() (settings, error) {
 	s := settings{Options: o}
 	switch {
 	case o.MaxQueue == 0:
+		s.autoQueue = true
 		s.MaxQueue = saturatingMul(o.Workers, o.Workers)
 		s.capacity = saturatingAdd(o.Workers, s.MaxQueue)
 		s.MaxQueue = s.capacity - o.Workers

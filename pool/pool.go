@@ -32,6 +32,9 @@ type Pool struct {
 
 	// transport carries tasks to worker processes; nil for InProcess.
 	transport transport.Transport
+	// slots counts the transport's live slots, if it does (Remote): see
+	// capacity.go. nil otherwise.
+	slots transport.SlotCounter
 
 	// stop ends the contexts of running tasks whose caller's ctx never
 	// ends; Close cancels it.
@@ -73,6 +76,7 @@ func New(opts Options) (*Pool, error) {
 		p.cancelStop(nil)
 		return nil, err
 	}
+	p.slots, _ = p.transport.(transport.SlotCounter)
 	p.mu.Lock()
 	for range s.MinWorkers {
 		p.spawn()

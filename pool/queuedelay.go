@@ -106,7 +106,7 @@ func (q QueueDelay) overdue(since, t, lastEmpty int64, unit time.Duration) (time
 
 // overdue is QueueDelay.overdue for this pool's queue now. p.mu is held.
 func (p *Pool) overdue(since, t int64) (time.Duration, bool) {
-	unit := time.Duration(p.stats.recentRun.Load() / int64(max(1, p.opts.Workers)))
+	unit := time.Duration(p.stats.recentRun.Load() / int64(max(1, p.workerLimit())))
 	return p.opts.QueueDelay.overdue(since, t, p.lastEmpty, unit)
 }
 
@@ -121,7 +121,7 @@ func (p *Pool) handoffWait() time.Duration {
 	if !qd.enabled() {
 		return 0
 	}
-	unit := time.Duration(p.stats.recentRun.Load() / int64(max(1, p.opts.Workers)))
+	unit := time.Duration(p.stats.recentRun.Load() / int64(max(1, p.workerLimit())))
 	_, interval := qd.limits(unit)
 	return max(interval, 0)
 }

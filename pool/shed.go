@@ -111,7 +111,8 @@ func Shed(p *Pool, opts ShedOptions) func(http.Handler) http.Handler {
 // shedder is Shed's configuration with its defaults filled in.
 type shedder struct {
 	pool     *Pool
-	workers  int // the configured maximum: a new task may spawn a worker up to it
+	workers  int  // the configured maximum: a new task may spawn a worker up to it
+	live     bool // the pool's workers are what its transport's live slots offer: see workersOf
 	maxWait  time.Duration
 	minRetry time.Duration
 	maxRetry time.Duration
@@ -125,6 +126,7 @@ func newShedder(p *Pool, opts ShedOptions) *shedder {
 	s := &shedder{
 		pool:     p,
 		workers:  max(1, p.opts.Workers),
+		live:     p.slots != nil,
 		maxWait:  max(0, opts.MaxWait),
 		minRetry: opts.MinRetryAfter,
 		maxRetry: opts.MaxRetryAfter,
@@ -164,10 +166,11 @@ func (s *shedder) decide(l Load, left time.Duration, hasDeadline bool) ShedReaso
 	case l.Capacity >= 0 && l.InFlight >= l.Capacity:
 		return ShedQueueFull
 	}
-	if l.InFlight < s.workers && (!hasDeadline || left > 0) {
+	workers := s.workersOf(l)
+	if l.InFlight < workers && (!hasDeadline || left > 0) {
 		return 0 // a worker is free (or can be started): no wait
 	}
-	wait := s.predictWait(l)
+	wait := s.predictWait(l, workers)
 	switch {
 	case s.maxWait > 0 && wait > s.maxWait:
 		return ShedMaxWait
@@ -177,19 +180,30 @@ func (s *shedder) decide(l Load, left time.Duration, hasDeadline bool) ShedReaso
 	return 0
 }
 
-// predictWait is the time until a worker is free for a task submitted now.
-func (s *shedder) predictWait(l Load) time.Duration {
-	ahead := l.InFlight - s.workers + 1
+// workersOf is how many tasks the pool runs at once, for the predictions:
+// the configured maximum (a new task may start a worker up to it), or, for
+// a Remote pool, what its live nodes offer now (Load.Workers).
+func (s *shedder) workersOf(l Load) int {
+	if s.live {
+		return max(1, l.Workers)
+	}
+	return s.workers
+}
+
+// predictWait is the time until one of workers is free for a task
+// submitted now.
+func (s *shedder) predictWait(l Load, workers int) time.Duration {
+	ahead := l.InFlight - workers + 1
 	if ahead <= 0 || l.RecentRunTime <= 0 {
 		return 0
 	}
-	return time.Duration(int64(ahead) * int64(l.RecentRunTime) / int64(s.workers))
+	return time.Duration(int64(ahead) * int64(l.RecentRunTime) / int64(workers))
 }
 
 // retryAfter is the whole seconds the pool needs to drain what it holds,
 // clamped to the configured range.
 func (s *shedder) retryAfter(l Load) int {
-	drain := time.Duration(int64(max(0, l.InFlight)) * int64(l.RecentRunTime) / int64(s.workers))
+	drain := time.Duration(int64(max(0, l.InFlight)) * int64(l.RecentRunTime) / int64(s.workersOf(l)))
 	drain = min(max(drain, s.minRetry), s.maxRetry)
 	return int((drain + time.Second - 1) / time.Second)
 }

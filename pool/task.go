@@ -73,15 +73,17 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 
 // submitAny is Submit for a caller that knows the task only by name and
 // holds its input encoded: a worker node, running a call it was sent
-// through its local pool p (a *Pool).
-func (t Task[In, Out]) submitAny(ctx context.Context, p any, decode func(any) error) (func() (any, error), error) {
+// through its local pool p (a *Pool). freed hears when the task's slot is
+// free again (see registry.Entry.Submit).
+func (t Task[In, Out]) submitAny(ctx context.Context, p any, decode func(any) error, freed func()) (func() (any, error), error) {
 	var in In
 	if err := decode(&in); err != nil {
 		return nil, err
 	}
-	f, err := Submit(ctx, p.(*Pool), t, in)
-	if err != nil {
+	c := newCall(ctx, t, in)
+	c.freed = freed
+	if err := p.(*Pool).admit(c, admitNow|admitWatch); err != nil {
 		return nil, err
 	}
-	return func() (any, error) { return f.Wait() }, nil
+	return func() (any, error) { return c.Wait() }, nil
 }

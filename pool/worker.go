@@ -107,7 +107,7 @@ func (p *Pool) work(w *worker) {
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		running = true
 		w.sentAt = 0
-		w.call.MaxWait = w.maxWait
+		w.call.MaxWait, w.call.Queued = w.maxWait, time.Duration(wait)
 		done.outcome = j.run(w.runner, &w.call)
 		running = false
 		done.end = now()
@@ -182,6 +182,7 @@ func (p *Pool) announce(f finished) {
 	if f.outcome != lost {
 		f.job.wake()
 	}
+	f.job.freedSlot()
 	f.job.drop()
 }
 

@@ -25,8 +25,11 @@ type Entry struct {
 	// Submit submits the task, on the input decode fills in, to p — a
 	// *pool.Pool, typed any so that this package stays below pool — and
 	// returns a wait for its output: how a worker node runs a call through
-	// its local pool. Set by pool.Register.
-	Submit func(ctx context.Context, p any, decode func(in any) error) (wait func() (any, error), err error)
+	// its local pool. freed, if not nil, is called once the task's slot
+	// in p is free again — which for a task whose ctx ended is when the
+	// task returns, after wait has returned — outside p's lock. Set by
+	// pool.Register.
+	Submit func(ctx context.Context, p any, decode func(in any) error, freed func()) (wait func() (any, error), err error)
 }
 
 var table = struct {

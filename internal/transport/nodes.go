@@ -20,3 +20,12 @@ type NodeStats struct {
 type NodeLister interface {
 	Nodes() []NodeStats
 }
+
+// SlotCounter is a Transport whose workers come and go, such as a Remote
+// pool's nodes: Slots is how many calls its live workers can run at once,
+// or -1 while it does not know yet (just bound, still discovering). The
+// pool admits no more than that allows. Slots is safe for concurrent use
+// and cheap: an atomic load.
+type SlotCounter interface {
+	Slots() int
+}

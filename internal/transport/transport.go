@@ -80,6 +80,13 @@ type Call struct {
 	// the queue); 0 means as long as ctx allows. A runner that gives up
 	// sends nothing and returns an error matching ErrQueueFull.
 	MaxWait time.Duration
+	// Queued is how long the task waited in the pool's queue before its
+	// worker took it.
+	Queued time.Duration
+	// Deadline is the caller's ctx's deadline (zero for none), read on the
+	// caller's goroutine: a runner never calls the caller's ctx methods,
+	// which may panic or block, on the worker goroutine.
+	Deadline time.Time
 }
 
 // Starter hears when a call starts where it runs.

@@ -17,7 +17,7 @@ import (
 type runner struct {
 	s  *submitter
 	id int
-	p  pending // reused for each call, under a new ID each time
+	p  pending // reused for each call, under a new ID and token each time
 }
 
 func (r *runner) Warm()  {}
@@ -25,29 +25,28 @@ func (r *runner) Close() {}
 
 // Exchange sends m to a node with room, waiting for one if none has any
 // (that wait counts as the task's queue wait: see m.Start), and returns
-// its answer. A node that answers "full", or lacks the task, never ran
-// it: the call goes to another. Once a node has taken the call it is
+// its answer. A call that no node took — NATS found nobody on the node's
+// subject, or the node answered "full", "late" or that it lacks the task —
+// never ran, and goes to another. Once a node has taken the call it is
 // never sent again: if the node goes silent the call fails with
 // ErrNodeLost; if ctx ends, the node is told to cancel it and the call
-// fails at once with ErrTerminated and ctx's cause.
+// fails at once with ErrTerminated and ctx's cause. With no live node at
+// all it fails, sent nowhere, within a heartbeat of its submission, with
+// an error matching ErrQueueFull.
 func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 	defer r.s.bodies.Recycle(m.Payload)
 	p := &r.p
+	clear(p.fullAt)
 	released := false
-	var until time.Time // the end of the wait for a free slot QueueDelay allows
+	now := time.Now()
+	nodeBy := now.Add(max(r.s.o.Heartbeat-m.Queued, 0))
+	var roomBy time.Time // the end of the wait for a free slot QueueDelay allows
 	if m.MaxWait > 0 {
-		until = time.Now().Add(m.MaxWait)
+		roomBy = now.Add(m.MaxWait)
 	}
 	for {
-		if err := r.s.pick(ctx, m.Task, p, until); err != nil {
-			if m.Start != nil {
-				// Sent nowhere: all its time was waiting, none running.
-				m.Start.Started()
-			}
-			if errors.Is(err, errNoRoom) {
-				return fmt.Errorf("%w: %w within the %v QueueDelay left the task", transport.ErrQueueFull, err, m.MaxWait.Round(time.Microsecond))
-			}
-			return err
+		if err := r.s.pick(ctx, m.Task, p, roomBy, nodeBy); err != nil {
+			return r.unsent(m, err)
 		}
 		if !m.Handover.Send() {
 			r.s.forget(p)
@@ -56,8 +55,8 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 		if m.Start != nil {
 			m.Start.Started()
 		}
-		putHeader(m.Payload, kindCall, p.id, deadline(ctx))
-		if err := r.s.nc.PublishRequest(p.node.subject, r.s.inbox, m.Payload); err != nil {
+		stamp(m.Payload, header{kind: kindCall, id: p.id, arg: deadline(m.Deadline), token: p.token}, p.startBy)
+		if err := r.s.nc.PublishRequest(p.node.subject, r.s.replyToCall(p.id), m.Payload); err != nil {
 			r.s.forget(p)
 			if !m.Handover.Unsend() {
 				return terminated(ctx)
@@ -73,7 +72,7 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 		}
 		select {
 		case a := <-p.answer:
-			if a.kind == kindFull || a.kind == kindUnknown {
+			if a.undelivered || a.kind == kindFull || a.kind == kindUnknown || a.kind == kindLate {
 				if a.kind == kindUnknown {
 					r.s.refuse(p.node, m.Task, a.body)
 				}
@@ -81,6 +80,13 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 					return terminated(ctx) // and the node never ran it
 				}
 				continue
+			}
+			if a.kind == kindEnded {
+				// The task's ctx ended on the node: it was terminated
+				// there. The hand-over stays "sent", so that a caller
+				// whose ctx ends now too hears ErrTerminated, not the
+				// plain ctx error of a call that never ran.
+				return r.s.read(m, p.node.id, a)
 			}
 			if !m.Handover.Reply() {
 				return terminated(ctx) // the caller gave up first; the task is over anyway
@@ -94,29 +100,47 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 	}
 }
 
+// unsent is Exchange's error for a call pick sent nowhere: all its time
+// was waiting, none running.
+func (r *runner) unsent(m *transport.Call, err error) error {
+	if m.Start != nil {
+		m.Start.Started()
+	}
+	switch {
+	case errors.Is(err, errNoRoom):
+		return fmt.Errorf("%w: %w within %v, what QueueDelay allowed this task", transport.ErrQueueFull, err, m.MaxWait.Round(time.Millisecond))
+	case errors.Is(err, errNoNode):
+		return fmt.Errorf("%w: %w (none answered within a heartbeat, %v)", transport.ErrQueueFull, err, r.s.o.Heartbeat)
+	}
+	return err
+}
+
 // terminated is the error of a call sent to a node, whose caller gave up.
 func terminated(ctx context.Context) error {
 	return cancel.WithCause(transport.ErrTerminated, context.Cause(ctx))
 }
 
-// deadline is ctx's deadline as a call carries it: Unix ns, 0 for none.
-func deadline(ctx context.Context) uint64 {
-	if d, ok := ctx.Deadline(); ok {
-		return uint64(max(d.UnixNano(), 1))
+// deadline is a call's deadline as it travels: Unix ns, 0 for none.
+func deadline(d time.Time) uint64 {
+	if d.IsZero() {
+		return 0
 	}
-	return 0
+	return uint64(max(d.UnixNano(), 1))
 }
 
 // refuse records that n lacks task (or has another version of it), so
 // that its calls go elsewhere: pick fails them with ErrUnknownTask once
 // no live node is left that might have it.
-func (s *submitter) refuse(n *node, task string, why []byte) {
-	s.env.Logger.Warn("natsremote: node refused a task", "pool", s.o.Pool, "node", n.id, "task", task, "why", string(why))
+func (s *submitter) refuse(n *knownNode, task string, why []byte) {
 	s.mu.Lock()
 	if n.refused == nil {
 		n.refused = map[string]bool{}
 	}
 	n.refused[task] = true
+	id := n.id
+	s.post(func() {
+		s.env.Logger.Warn("natsremote: node refused a task", "pool", s.o.Pool, "node", id, "task", task, "why", string(why))
+	})
 	s.mu.Unlock()
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,8 +31,8 @@ import (
 // Every task registered in the binary (pool.Register at package level) is
 // served; a call for a task the node lacks, or whose In or Out type
 // differs from the submitter's (another build), is refused and never
-// runs. Any number of nodes may serve one pool; each needs a unique ID
-// (see ServeOptions.Name). Serve may run more than once at a time, on one
+// runs. Any number of nodes may serve one pool; each has a unique ID (see
+// ServeOptions.Name). Serve may run more than once at a time, on one
 // connection or several: each is a node of its own.
 func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 	if nc == nil {
@@ -44,41 +45,52 @@ func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("natsremote: the node's pool: %w", err)
 	}
-	s := &server{
-		nc:    nc,
-		o:     o,
-		id:    nodeID(o.Name),
-		local: local,
-		calls: map[callKey]*serverCall{},
+	name, suffix := nodeName(o.Name)
+	s := &nodeServer{
+		nc:     nc,
+		o:      o,
+		name:   name,
+		suffix: suffix,
+		id:     name + "-" + suffix,
+		local:  local,
+		calls:  map[uint64]*nodeCall{},
 	}
 	return s.serve(ctx)
 }
 
-// server is a worker node: its subscriptions, its pool, and the calls it
-// runs (see node.go).
-type server struct {
-	nc    *nats.Conn
-	o     ServeOptions
-	id    string
-	local *pool.Pool
+// nodeServer is a worker node: its subscriptions, its pool, and the calls
+// it runs (see node_calls.go).
+type nodeServer struct {
+	nc           *nats.Conn
+	o            ServeOptions
+	name, suffix string
+	id           string // name-suffix
+	local        *pool.Pool
 
 	mu    sync.Mutex
-	calls map[callKey]*serverCall
+	calls map[uint64]*nodeCall // by token
 	// leaving: the node answers every new call "full".
 	leaving bool
 	// turnedAway: a call was answered "full" since the last advert; a
 	// freed slot is advertised at once then, for submitters waiting.
 	turnedAway bool
-	running    sync.WaitGroup // the calls' goroutines
+	// advertAt is when the last advert went out, and soon the timer of
+	// one due (see advertSoon).
+	advertAt time.Time
+	soon     *time.Timer
+	running  sync.WaitGroup // the calls' goroutines
+	// ignored counts messages that did not parse, reported once a
+	// heartbeat: a flood of garbage is a log line, not one per message.
+	ignored atomic.Uint64
 }
 
-func (s *server) serve(ctx context.Context) error {
-	calls, err := s.nc.Subscribe(nodeSubject(s.o.Pool, s.id), s.onMessage)
+func (s *nodeServer) serve(ctx context.Context) error {
+	calls, err := s.nc.Subscribe(nodeSubject(s.o.Pool, s.name, s.suffix), s.onMessage)
 	if err != nil {
 		s.local.Close()
 		return fmt.Errorf("natsremote: subscribe: %w", err)
 	}
-	discover, err := s.nc.Subscribe(discoverSubject(s.o.Pool), func(*nats.Msg) { s.advertise() })
+	discover, err := s.nc.Subscribe(discoverSubject(s.o.Pool), func(*nats.Msg) { s.advertSoon() })
 	if err == nil {
 		err = s.nc.FlushTimeout(bindTimeout)
 	}
@@ -100,7 +112,7 @@ func (s *server) serve(ctx context.Context) error {
 
 // advertiseUntil advertises every heartbeat until ctx ends (nil) or the
 // connection closes (errConnClosed).
-func (s *server) advertiseUntil(ctx context.Context) error {
+func (s *nodeServer) advertiseUntil(ctx context.Context) error {
 	t := time.NewTicker(s.o.Heartbeat)
 	defer t.Stop()
 	for {
@@ -108,6 +120,9 @@ func (s *server) advertiseUntil(ctx context.Context) error {
 			return errConnClosed
 		}
 		s.advertise()
+		if n := s.ignored.Swap(0); n > 0 {
+			s.o.Logger.Warn("natsremote: ignored messages that did not parse", "pool", s.o.Pool, "node", s.id, "count", n)
+		}
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -118,9 +133,12 @@ func (s *server) advertiseUntil(ctx context.Context) error {
 
 // leave stops taking calls, says so, gives running calls their drain,
 // closes the node's pool and waits until every call has answered.
-func (s *server) leave() {
+func (s *nodeServer) leave() {
 	s.mu.Lock()
 	s.leaving = true
+	if s.soon != nil {
+		s.soon.Stop()
+	}
 	s.mu.Unlock()
 	s.advertise()
 	ctx, cancel := context.WithTimeout(context.Background(), s.o.Drain)
@@ -134,22 +152,59 @@ func (s *server) leave() {
 	s.o.Logger.Info("natsremote: left", "pool", s.o.Pool, "node", s.id)
 }
 
-// advertise publishes the node's advert.
-func (s *server) advertise() {
+// advertGap is the least time between two adverts that are not the
+// heartbeat's: a flood of discover requests, or of slots freeing, draws
+// one advert per gap.
+func (s *nodeServer) advertGap() time.Duration {
+	return min(max(s.o.Heartbeat/10, minHeartbeat/2), 100*time.Millisecond)
+}
+
+// advertSoon advertises now, or at the end of the gap since the last
+// advert if that is later; adverts asked for meanwhile are that one.
+func (s *nodeServer) advertSoon() {
 	s.mu.Lock()
-	leaving := s.leaving
-	s.turnedAway = false
-	s.mu.Unlock()
-	l := s.local.Load()
-	a := advert{id: s.id, workers: l.Capacity, busy: l.Busy, free: s.free(), heartbeat: s.o.Heartbeat, leaving: leaving}
-	if leaving {
-		a.free = 0
+	if s.soon != nil || s.leaving {
+		s.mu.Unlock()
+		return // one is due already
 	}
-	_ = s.nc.Publish(advertSubject(s.o.Pool), appendAdvert(nil, a))
+	wait := s.advertGap() - time.Since(s.advertAt)
+	if wait > 0 {
+		s.soon = time.AfterFunc(wait, func() {
+			s.mu.Lock()
+			s.soon = nil
+			s.mu.Unlock()
+			s.advertise()
+		})
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.advertise()
+}
+
+// advertise publishes the node's advert.
+func (s *nodeServer) advertise() {
+	s.mu.Lock()
+	s.advertAt = time.Now()
+	s.turnedAway = false
+	leaving := s.leaving
+	s.mu.Unlock()
+	_ = s.nc.Publish(advertSubject(s.o.Pool), appendAdvert(nil, advert{status: s.status(leaving), name: s.name, suffix: s.suffix}))
+}
+
+// status is what the node says of itself in adverts and pongs. It takes
+// no lock: the local pool's Load is lock-free.
+func (s *nodeServer) status(leaving bool) status {
+	l := s.local.Load()
+	st := status{workers: l.Capacity, busy: l.Busy, free: s.free(), heartbeat: s.o.Heartbeat, leaving: leaving}
+	if leaving {
+		st.free = 0
+	}
+	return st
 }
 
 // free is how many calls the node would take now.
-func (s *server) free() int {
+func (s *nodeServer) free() int {
 	l := s.local.Load()
 	if l.Closed {
 		return 0
@@ -157,9 +212,9 @@ func (s *server) free() int {
 	return max(l.Capacity-l.InFlight, 0)
 }
 
-// nodeID makes a node's ID from name (or the host's name): a subject
-// token, with a random suffix.
-func nodeID(name string) string {
+// nodeName makes a node's name (from name, or the host's name) and the
+// random suffix that makes its ID unique: subject tokens both.
+func nodeName(name string) (string, string) {
 	if name == "" {
 		name, _ = os.Hostname()
 	}
@@ -172,10 +227,10 @@ func nodeID(name string) string {
 	if len(name) > 100 {
 		name = name[:100]
 	}
+	if name == "" {
+		name = "node"
+	}
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
-	if name == "" {
-		return hex.EncodeToString(suffix[:])
-	}
-	return name + "-" + hex.EncodeToString(suffix[:])
+	return name, hex.EncodeToString(suffix[:])
 }

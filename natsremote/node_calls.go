@@ -1,0 +1,214 @@
+package natsremote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/registry"
+	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/pool"
+)
+
+// nodeCall is a call a node runs. Its fields but ctx and end are guarded
+// by nodeServer.mu.
+type nodeCall struct {
+	id, token uint64
+	reply     string // where its answer goes
+	ctx       context.Context
+	end       context.CancelCauseFunc // ends the task's ctx (and its deadline's timer)
+	// watchdog ends the call if its submitter stops pinging it.
+	watchdog *time.Timer
+	// quiet: the submitter cancelled the call, so it wants no answer.
+	quiet bool
+}
+
+// onMessage takes the messages on the node's subject, in the order the
+// submitters sent them: calls, cancels, pings. A ping is answered after
+// the calls sent before it were taken.
+func (s *nodeServer) onMessage(msg *nats.Msg) {
+	h, body, err := parseHeader(msg.Data)
+	if err != nil {
+		// Not from a submitter of this protocol version, which would not
+		// have picked this node: its adverts are another version.
+		s.ignored.Add(1)
+		return
+	}
+	switch h.kind {
+	case kindCall:
+		if msg.Reply != "" {
+			s.onCall(msg.Reply, h, body)
+		}
+	case kindCancel:
+		s.onCancel(h)
+	case kindPing:
+		if msg.Reply != "" {
+			s.onPing(msg.Reply, h, body)
+		}
+	}
+}
+
+// onCall admits a call into the node's pool, or answers why not: "full"
+// when no slot is free (or the node is leaving), "late" when it came
+// after its start bound, "unknown" when the node lacks the task or has
+// another version of it.
+func (s *nodeServer) onCall(reply string, h header, body []byte) {
+	head, input, err := parseCallHead(body)
+	if err != nil {
+		s.answer(reply, h, fmt.Appendf(nil, "node %s: %v", s.id, err), kindUnknown)
+		return
+	}
+	if head.startBy != 0 && uint64(time.Now().UnixNano()) > head.startBy {
+		s.answer(reply, h, nil, kindLate) // its submitter may have given up on us: never start it
+		return
+	}
+	e, ok := registry.Lookup(head.task)
+	switch {
+	case !ok:
+		s.answer(reply, h, fmt.Appendf(nil, "task %q is not registered on node %s", head.task, s.id), kindUnknown)
+		return
+	case e.Fingerprint != head.fingerprint:
+		s.answer(reply, h, fmt.Appendf(nil,
+			"node %s has another version of task %q: its input or output type differs (another build)", s.id, head.task), kindUnknown)
+		return
+	}
+	s.mu.Lock()
+	switch {
+	case s.leaving:
+		s.turnedAway = true
+		s.mu.Unlock()
+		s.answer(reply, h, nil, kindFull)
+		return
+	case s.calls[h.token] != nil:
+		s.mu.Unlock()
+		s.answer(reply, h, []byte("a call with this token runs already"), kindUnknown)
+		return
+	}
+	s.running.Add(1)
+	s.mu.Unlock()
+	c := &nodeCall{id: h.id, token: h.token, reply: reply}
+	c.ctx, c.end = callContext(h.arg)
+	wait, err := e.Submit(c.ctx, s.local, func(in any) error { return decodeInput(head.task, input, in) }, s.slotFreed)
+	if err != nil {
+		s.refused(c, err)
+		return
+	}
+	heartbeat := time.Duration(min(head.heartbeat, uint64(maxHeartbeat)))
+	s.mu.Lock()
+	s.calls[c.token] = c
+	c.watchdog = time.AfterFunc(3*max(heartbeat, minHeartbeat), func() { c.end(errSubmitterLost) })
+	s.mu.Unlock()
+	go s.finish(c, wait)
+}
+
+// slotFreed hears from the node's pool that a call's slot is free: if a
+// call was turned away since the last advert, its submitter may be
+// waiting for one, so it is told now rather than at the next heartbeat.
+// (When a call's ctx ends before its task returns, the slot frees after
+// the call's answer went out, when the task returns.)
+func (s *nodeServer) slotFreed() {
+	s.mu.Lock()
+	turnedAway := s.turnedAway
+	s.mu.Unlock()
+	if turnedAway {
+		s.advertSoon()
+	}
+}
+
+// callContext is a call's ctx: its deadline, if it has one (Unix ns), and
+// a cancel; end stops both.
+func callContext(deadline uint64) (context.Context, context.CancelCauseFunc) {
+	base, stop := context.Background(), context.CancelFunc(func() {})
+	if deadline != 0 {
+		base, stop = context.WithDeadline(base, time.Unix(0, int64(min(deadline, 1<<63-1))))
+	}
+	ctx, cancel := context.WithCancelCause(base)
+	return ctx, func(cause error) { cancel(cause); stop() }
+}
+
+// decodeInput decodes a call's input into in, a pointer to the task's
+// input type: Buffers in it arrive as copies.
+func decodeInput(task string, input []byte, in any) error {
+	var err error
+	if xfer.CanHold(reflect.TypeOf(in).Elem()) {
+		err = codec.PeerUnmarshal(xfer.CopyPeer, input, in)
+	} else {
+		err = codec.Unmarshal(input, in)
+	}
+	if err != nil {
+		return fmt.Errorf("pool: decode input of task %q: %w", task, err)
+	}
+	return nil
+}
+
+// refused answers a call the node's pool did not take: "full" when it had
+// no slot (or closed), the ctx's end if the deadline had passed, else the
+// error (an input that did not decode).
+func (s *nodeServer) refused(c *nodeCall, err error) {
+	defer s.running.Done()
+	defer c.end(nil)
+	h := header{id: c.id, token: c.token}
+	switch {
+	case errors.Is(err, pool.ErrQueueFull) || errors.Is(err, pool.ErrClosed):
+		s.mu.Lock()
+		s.turnedAway = true
+		s.mu.Unlock()
+		s.answer(c.reply, h, nil, kindFull)
+	case c.ctx.Err() != nil:
+		s.answer(c.reply, h, []byte{causeCode(context.Cause(c.ctx))}, kindEnded)
+	default:
+		s.answer(c.reply, h, s.fit([]byte(err.Error())), kindError)
+	}
+}
+
+// answer sends an answer without a result to a call (its ID and token in
+// h), with the node's free slots.
+func (s *nodeServer) answer(reply string, h header, body []byte, kind byte) {
+	h.kind, h.arg = kind, uint64(s.free())
+	_ = s.nc.Publish(reply, append(appendHeader(make([]byte, 0, headerLen+len(body)), h), body...))
+}
+
+// onCancel ends a call whose caller gave up, if the cancel carries the
+// call's token; it wants no answer.
+func (s *nodeServer) onCancel(h header) {
+	s.mu.Lock()
+	c := s.calls[h.token]
+	if c != nil && c.id == h.id {
+		c.quiet = true
+	} else {
+		c = nil
+	}
+	s.mu.Unlock()
+	if c != nil {
+		c.end(causeOf(byte(h.arg)))
+	}
+}
+
+// onPing answers a submitter's ping with the node's status, renews the
+// watchdogs of the listed calls it runs, and names those it does not have
+// (their answers went out before this pong, or the calls never came).
+func (s *nodeServer) onPing(reply string, h header, body []byte) {
+	listed, err := parseListed(body)
+	if err != nil {
+		return
+	}
+	heartbeat := time.Duration(min(h.arg, uint64(maxHeartbeat)))
+	var missing []uint64
+	s.mu.Lock()
+	defer s.mu.Unlock() // held while the pong goes out: see finish
+	for _, l := range listed {
+		if c := s.calls[l.token]; c != nil && c.id == l.id {
+			c.watchdog.Reset(3 * max(heartbeat, minHeartbeat))
+		} else {
+			missing = append(missing, l.id)
+		}
+	}
+	st := s.status(s.leaving)
+	pong := appendHeader(make([]byte, 0, headerLen+statusLen+8*len(missing)), header{kind: kindPong, id: h.id, arg: uint64(st.free), token: h.token})
+	_ = s.nc.Publish(reply, appendIDs(appendStatus(pong, st), missing))
+}

@@ -1,0 +1,187 @@
+package natsremote
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/offloadgo/offload/internal/nodehook"
+	"github.com/offloadgo/offload/pool"
+)
+
+// The environment that makes pool.Main serve as a worker node (in a binary
+// that imports this package). OFFLOAD_NATS_URL is required; the rest have
+// defaults:
+//
+//	OFFLOAD_NATS_URL                 the NATS server(s) to connect to, comma-separated
+//	OFFLOAD_NATS_POOL                ServeOptions.Pool; default "offload"
+//	OFFLOAD_NATS_NAME                ServeOptions.Name (and what the node's NATS user may subscribe to: see NodePermissions)
+//	OFFLOAD_NATS_WORKERS             Local.Workers; default pool.DefaultWorkers()
+//	OFFLOAD_NATS_ISOLATION           Local.Isolation: "inprocess" (default) or "subprocess"
+//	OFFLOAD_NATS_HEARTBEAT           ServeOptions.Heartbeat, as time.ParseDuration reads it
+//	OFFLOAD_NATS_DRAIN               ServeOptions.Drain, as time.ParseDuration reads it
+//	OFFLOAD_NATS_MEMORY_LIMIT        Local.Subprocess.MemoryLimit: bytes, or with KiB, MiB, GiB (subprocess only)
+//	OFFLOAD_NATS_TERMINATE_GRACE     Local.Subprocess.TerminateGrace, a duration (subprocess only)
+//	OFFLOAD_NATS_MAX_TASKS_PER_WORKER Local.Subprocess.MaxTasksPerWorker (subprocess only)
+//	OFFLOAD_NATS_LOG_LEVEL           debug, info (default), warn or error: the node logs to stderr
+//	OFFLOAD_NATS_CREDS               a NATS credentials file (JWT and NKey seed), for nats.UserCredentials
+//	OFFLOAD_NATS_NKEY                an NKey seed file, for nats.NkeyOptionFromSeed
+//	OFFLOAD_NATS_TLS_CA              PEM file of the CAs that sign the servers' certificates
+//	OFFLOAD_NATS_TLS_CERT            PEM file of the node's client certificate (with OFFLOAD_NATS_TLS_KEY)
+//	OFFLOAD_NATS_TLS_KEY             PEM file of its private key
+//
+// A URL with user and password (nats://user:pass@host:4222) works too;
+// credentials in files keep them out of the process's environment.
+const (
+	EnvURL               = nodehook.EnvURL // what pool.Main looks for
+	EnvPool              = "OFFLOAD_NATS_POOL"
+	EnvName              = "OFFLOAD_NATS_NAME"
+	EnvWorkers           = "OFFLOAD_NATS_WORKERS"
+	EnvIsolation         = "OFFLOAD_NATS_ISOLATION"
+	EnvHeartbeat         = "OFFLOAD_NATS_HEARTBEAT"
+	EnvDrain             = "OFFLOAD_NATS_DRAIN"
+	EnvMemoryLimit       = "OFFLOAD_NATS_MEMORY_LIMIT"
+	EnvTerminateGrace    = "OFFLOAD_NATS_TERMINATE_GRACE"
+	EnvMaxTasksPerWorker = "OFFLOAD_NATS_MAX_TASKS_PER_WORKER"
+	EnvLogLevel          = "OFFLOAD_NATS_LOG_LEVEL"
+	EnvCreds             = "OFFLOAD_NATS_CREDS"
+	EnvNKey              = "OFFLOAD_NATS_NKEY"
+	EnvTLSCA             = "OFFLOAD_NATS_TLS_CA"
+	EnvTLSCert           = "OFFLOAD_NATS_TLS_CERT"
+	EnvTLSKey            = "OFFLOAD_NATS_TLS_KEY"
+)
+
+// Registering the node's entry point only fills in a variable: no
+// goroutine, no network, until pool.Main finds OFFLOAD_NATS_URL set.
+func init() { nodehook.Serve = serveFromEnv }
+
+// serveFromEnv is a node process's life, for pool.Main: Serve as the
+// environment says until SIGINT or SIGTERM. Status 0 after a signal, 1 if
+// serving failed, 2 for a bad environment.
+func serveFromEnv() int {
+	o, err := optionsFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "natsremote: node:", err)
+		return 2
+	}
+	connect, err := connectOptionsFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "natsremote: node:", err)
+		return 2
+	}
+	connect = append(connect, nats.Name("offload node "+o.Pool), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(os.Getenv(EnvURL), connect...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "natsremote: node: connect:", err)
+		return 1
+	}
+	defer nc.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Serve(ctx, nc, o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// optionsFromEnv reads ServeOptions from the environment, through getenv.
+func optionsFromEnv(getenv func(string) string) (ServeOptions, error) {
+	o := ServeOptions{Pool: "offload", Name: getenv(EnvName)}
+	if v := getenv(EnvPool); v != "" {
+		o.Pool = v
+	}
+	switch v := strings.ToLower(getenv(EnvIsolation)); v {
+	case "", "inprocess":
+	case "subprocess":
+		o.Local.Isolation = pool.Subprocess
+	default:
+		return o, fmt.Errorf("%s=%q: want inprocess or subprocess", EnvIsolation, v)
+	}
+	sub := &o.Local.Subprocess
+	for env, n := range map[string]*int{EnvWorkers: &o.Local.Workers, EnvMaxTasksPerWorker: &sub.MaxTasksPerWorker} {
+		if v := getenv(env); v != "" {
+			var err error
+			if *n, err = strconv.Atoi(v); err != nil {
+				return o, fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+		}
+	}
+	for env, d := range map[string]*time.Duration{EnvHeartbeat: &o.Heartbeat, EnvDrain: &o.Drain, EnvTerminateGrace: &sub.TerminateGrace} {
+		if v := getenv(env); v != "" {
+			var err error
+			if *d, err = time.ParseDuration(v); err != nil {
+				return o, fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+		}
+	}
+	if v := getenv(EnvMemoryLimit); v != "" {
+		n, err := parseBytes(v)
+		if err != nil {
+			return o, fmt.Errorf("%s=%q: %w", EnvMemoryLimit, v, err)
+		}
+		sub.MemoryLimit = n
+	}
+	if v := getenv(EnvLogLevel); v != "" {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return o, fmt.Errorf("%s=%q: want debug, info, warn or error", EnvLogLevel, v)
+		}
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	return o, nil
+}
+
+// connectOptionsFromEnv reads the node's credentials and TLS files.
+func connectOptionsFromEnv(getenv func(string) string) ([]nats.Option, error) {
+	var opts []nats.Option
+	if f := getenv(EnvCreds); f != "" {
+		opts = append(opts, nats.UserCredentials(f))
+	}
+	if f := getenv(EnvNKey); f != "" {
+		opt, err := nats.NkeyOptionFromSeed(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", EnvNKey, f, err)
+		}
+		opts = append(opts, opt)
+	}
+	if f := getenv(EnvTLSCA); f != "" {
+		opts = append(opts, nats.RootCAs(f))
+	}
+	switch cert, key := getenv(EnvTLSCert), getenv(EnvTLSKey); {
+	case cert != "" && key != "":
+		opts = append(opts, nats.ClientCert(cert, key))
+	case cert != "" || key != "":
+		return nil, fmt.Errorf("%s and %s go together", EnvTLSCert, EnvTLSKey)
+	}
+	return opts, nil
+}
+
+// parseBytes reads a size: a count of bytes, or one with a suffix KiB,
+// MiB, GiB (or KB, MB, GB, in powers of 1000).
+func parseBytes(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		size   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	scale := int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, scale = strings.TrimSpace(rest), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/scale {
+		return 0, fmt.Errorf("want a size in bytes, such as 536870912 or 512MiB")
+	}
+	return n * scale, nil
+}

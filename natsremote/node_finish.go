@@ -1,0 +1,122 @@
+package natsremote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/pool"
+)
+
+// finish waits for a call's task and answers its submitter, unless the
+// submitter cancelled it. The answer goes out under nodeServer.mu, with
+// the call taken out of the books: a ping answered after it (which also
+// holds the lock) then says the node no longer has the call, and the pong
+// reaches the submitter after the answer.
+func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
+	defer s.running.Done()
+	out, err := wait()
+	msg := s.outcome(c, out, err)
+	s.mu.Lock()
+	delete(s.calls, c.token)
+	c.watchdog.Stop()
+	if !c.quiet {
+		putHeader(msg, header{kind: msg[1], id: c.id, arg: uint64(s.free()), token: c.token})
+		_ = s.nc.Publish(c.reply, msg)
+	}
+	s.mu.Unlock()
+	c.end(nil)
+}
+
+// outcome is the answer to a call whose task ended with out and err: the
+// header (its kind set; the rest left for finish) and body. The output's
+// Buffers are copied into it and released. A message that would not fit
+// the connection's maximum payload is cut to fit: an error's text, a
+// panic's value and stack.
+func (s *nodeServer) outcome(c *nodeCall, out any, err error) []byte {
+	msg := appendHeader(nil, header{})
+	var pe *pool.PanicError
+	var re *pool.RemoteError
+	switch {
+	case err == nil:
+		return s.output(msg, out)
+	case c.ctx.Err() != nil:
+		// Ended by its deadline here, or by the watchdog, or cancelled:
+		// then nobody listens.
+		return kindOf(append(msg, causeCode(context.Cause(c.ctx))), kindEnded)
+	case errors.As(err, &pe):
+		return kindOf(append(msg, s.fitPanic(pe)...), kindPanic)
+	case errors.As(err, &re):
+		return kindOf(append(msg, s.fit([]byte(re.Message))...), kindError)
+	case errors.Is(err, pool.ErrGoexit):
+		return kindOf(msg, kindGoexit)
+	case errors.Is(err, pool.ErrPayloadTooLarge):
+		return kindOf(append(msg, s.fit([]byte(err.Error()))...), kindTooLarge)
+	case errors.Is(err, pool.ErrWorkerCrashed):
+		return kindOf(append(msg, s.fit([]byte(err.Error()))...), kindCrashed)
+	case errors.Is(err, pool.ErrClosed):
+		return kindOf(fmt.Appendf(msg, "node %s shut down under the task", s.id), kindLost)
+	}
+	return kindOf(append(msg, s.fit([]byte(err.Error()))...), kindError)
+}
+
+// kindOf sets msg's kind.
+func kindOf(msg []byte, kind byte) []byte {
+	msg[1] = kind
+	return msg
+}
+
+// output encodes a task's output after msg's header, copying the Buffers
+// in it, which are released then: the caller gets copies.
+func (s *nodeServer) output(msg []byte, out any) []byte {
+	buf := bytes.NewBuffer(msg)
+	var err error
+	if out != nil && xfer.CanHold(reflect.TypeOf(out)) {
+		_, err = codec.PeerEncodeInto(buf, xfer.CopyPeer, out)
+		xfer.ReleaseAll(out)
+	} else {
+		err = codec.MarshalInto(buf, out)
+	}
+	if err != nil {
+		return kindOf(append(msg[:headerLen], s.fit(fmt.Appendf(nil, "pool: encode output: %v", err))...), kindError)
+	}
+	if limit := s.nc.MaxPayload(); int64(buf.Len()) > limit {
+		return kindOf(fmt.Appendf(msg[:headerLen], "output is %d bytes with its header, over the NATS connection's maximum payload %d", buf.Len(), limit), kindTooLarge)
+	}
+	return kindOf(buf.Bytes(), kindResult)
+}
+
+// truncated ends a text cut to fit a message.
+const truncated = " [truncated to fit the NATS maximum payload]"
+
+// bodyLimit is the most an answer's body may hold.
+func (s *nodeServer) bodyLimit() int { return int(s.nc.MaxPayload()) - headerLen }
+
+// fit cuts text to fit an answer's body, saying so.
+func (s *nodeServer) fit(text []byte) []byte {
+	return cut(text, s.bodyLimit())
+}
+
+func cut(text []byte, limit int) []byte {
+	if len(text) <= limit {
+		return text
+	}
+	return append(text[:max(limit-len(truncated), 0):max(limit-len(truncated), 0)], truncated[:min(len(truncated), limit)]...)
+}
+
+// fitPanic encodes a panic's value and stack for an answer, cutting the
+// stack, then the value (as its text), to fit.
+func (s *nodeServer) fitPanic(pe *pool.PanicError) []byte {
+	body := codec.EncodePanic(pe.Value, pe.Stack)
+	limit := s.bodyLimit()
+	if len(body) <= limit {
+		return body
+	}
+	value := cut(fmt.Append(nil, pe.Value), limit/2)
+	stack := cut(pe.Stack, limit/2-64) // room for the encoding's own bytes
+	return codec.EncodePanic(string(value), stack)
+}

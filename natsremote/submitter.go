@@ -1,0 +1,204 @@
+package natsremote
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/registry"
+	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/xfer"
+)
+
+// submitter is one Remote pool's transport: its subscriptions, its view
+// of the nodes (submitter_nodes.go), its calls in flight
+// (submitter_calls.go), the runners that send them
+// (submitter_runner.go) and the watcher that pings nodes and gives up on
+// silent ones (submitter_watch.go).
+type submitter struct {
+	nc    *nats.Conn
+	o     Options
+	env   transport.Env
+	inbox string // answers and pongs come on inbox.>: see replyToCall, replyToPing
+	subs  []*nats.Subscription
+	out   *outbox // events and logs, run outside the lock, in order
+
+	sizes  codec.SizeHints // of inputs, to size call bodies
+	bodies codec.Bodies    // call bodies sent, for reuse
+
+	mu      sync.Mutex
+	rng     *rand.ChaCha8               // call tokens and ping nonces: unguessable
+	nodes   map[string]*knownNode       // by ID
+	byKey   map[uint64]*knownNode       // by the key its pongs echo
+	calls   map[uint64]*pending         // in flight, by call ID
+	lastID  uint64                      // the last call ID (and node key) given out
+	changed chan struct{}               // closed when a node may have room: see wake
+	waiting int                         // runners waiting for room
+	boundAt time.Time                   // when Bind asked the nodes to advertise
+	settled bool                        // a heartbeat has passed since: the node view is complete
+	probing int                         // nodes not yet verified
+	slots   atomic.Int64                // what the live nodes offer: see Slots
+	stopped chan struct{}               // closed once the pool has closed
+	ignored [ignoredKinds]atomic.Uint64 // messages ignored, by why: see reportIgnored
+
+	// dropped counts answers to calls no longer waited for: late results
+	// from nodes given up on, answers to calls whose caller left.
+	dropped atomic.Uint64
+}
+
+func newSubmitter(nc *nats.Conn, o Options, env transport.Env) *submitter {
+	var seed [32]byte
+	_, _ = crand.Read(seed[:]) // never fails (crypto/rand's contract)
+	s := &submitter{
+		nc:      nc,
+		o:       o,
+		env:     env,
+		inbox:   nc.NewInbox(),
+		out:     newOutbox(),
+		rng:     rand.NewChaCha8(seed),
+		nodes:   map[string]*knownNode{},
+		byKey:   map[uint64]*knownNode{},
+		calls:   map[uint64]*pending{},
+		changed: make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	s.slots.Store(-1)
+	return s
+}
+
+// subscribe listens for answers and adverts, waits until the server has
+// the subscriptions, then asks every node to advertise.
+func (s *submitter) subscribe() error {
+	for subj, handler := range map[string]nats.MsgHandler{s.inbox + ".>": s.onReply, advertSubject(s.o.Pool): s.onAdvert} {
+		sub, err := s.nc.Subscribe(subj, handler)
+		if err != nil {
+			return fmt.Errorf("natsremote: subscribe %s: %w", subj, err)
+		}
+		s.subs = append(s.subs, sub)
+	}
+	// Answers are bounded by the calls in flight, one each (and a pong per
+	// node): let them queue up to that many of the largest messages, so
+	// that large outputs at once are never dropped as a slow consumer's.
+	limit := max(64<<20, int(s.nc.MaxPayload())*(s.env.Workers+8))
+	if err := s.subs[0].SetPendingLimits(64<<10, limit); err != nil {
+		return fmt.Errorf("natsremote: %w", err)
+	}
+	if err := s.nc.FlushTimeout(bindTimeout); err != nil {
+		return fmt.Errorf("natsremote: %w", err)
+	}
+	s.mu.Lock()
+	s.boundAt = time.Now()
+	s.mu.Unlock()
+	if err := s.nc.Publish(discoverSubject(s.o.Pool), nil); err != nil {
+		return fmt.Errorf("natsremote: %w", err)
+	}
+	return nil
+}
+
+// start starts the watcher and the outbox, which end with the pool.
+func (s *submitter) start() {
+	go s.out.run(s.stopped)
+	go s.watch()
+	context.AfterFunc(s.env.Stop, func() {
+		s.unsubscribe()
+		close(s.stopped)
+	})
+}
+
+// unsubscribe ends the subscriptions, once the pool has closed.
+func (s *submitter) unsubscribe() {
+	for _, sub := range s.subs {
+		_ = sub.Unsubscribe()
+	}
+}
+
+// token returns a fresh random token (never 0). s.mu is held.
+func (s *submitter) token() uint64 {
+	for {
+		if t := s.rng.Uint64(); t != 0 {
+			return t
+		}
+	}
+}
+
+// Encode returns the whole body of the call message: the header and the
+// start bound (written at send time), the call's head and the input's
+// msgpack. Buffers in the input are copied into it (see package
+// transfer). An input over the connection's maximum payload fails with
+// ErrPayloadTooLarge, before admission.
+func (s *submitter) Encode(task string, in any, moves bool) ([]byte, error) {
+	e, ok := registry.Lookup(task)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", transport.ErrUnknownTask, task)
+	}
+	if len(task) > maxNameLen {
+		return nil, fmt.Errorf("natsremote: task name %.40q... is %d bytes, over %d", task, len(task), maxNameLen)
+	}
+	head := appendHeader(s.bodies.Get(headerLen+32+len(task)+s.sizes.Guess(task, in)), header{kind: kindCall})
+	head = appendCallHead(head, callHead{heartbeat: uint64(s.o.Heartbeat), fingerprint: e.Fingerprint, task: task})
+	buf := bytes.NewBuffer(head)
+	var err error
+	if moves {
+		_, err = codec.PeerEncodeInto(buf, xfer.CopyPeer, in)
+	} else {
+		err = codec.MarshalInto(buf, in)
+	}
+	if err != nil {
+		s.bodies.Recycle(buf.Bytes())
+		return nil, fmt.Errorf("pool: encode input of task %q: %w", task, err)
+	}
+	if limit := s.nc.MaxPayload(); int64(buf.Len()) > limit {
+		s.bodies.Recycle(buf.Bytes())
+		return nil, fmt.Errorf("%w: input of task %q is %d bytes with its header, over the NATS connection's maximum payload %d",
+			transport.ErrPayloadTooLarge, task, buf.Len(), limit)
+	}
+	s.sizes.Record(task, buf.Len()-len(head))
+	return buf.Bytes(), nil
+}
+
+// stamp writes a call's header and start bound into its payload, made by
+// Encode, as it is sent.
+func stamp(payload []byte, h header, startBy time.Time) {
+	putHeader(payload, h)
+	binary.BigEndian.PutUint64(payload[headerLen+16:], uint64(max(startBy.UnixNano(), 1)))
+}
+
+// NewRunner returns the runner of worker goroutine id.
+func (s *submitter) NewRunner(id int) transport.Runner {
+	return &runner{s: s, id: id, p: pending{answer: make(chan answer, 1), fullAt: map[uint64]uint64{}}}
+}
+
+// Slots is what the live nodes offer: their slots, added up; -1 until the
+// pool has had a heartbeat to discover its nodes (see pool's capacity).
+func (s *submitter) Slots() int { return int(s.slots.Load()) }
+
+// Nodes lists the nodes the pool knows to be alive, by ID (see
+// pool.Pool.Nodes).
+func (s *submitter) Nodes() []transport.NodeStats {
+	now := time.Now()
+	s.mu.Lock()
+	out := make([]transport.NodeStats, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		if !n.verified {
+			continue
+		}
+		out = append(out, transport.NodeStats{
+			ID: n.id, Workers: n.workers, Busy: n.busy, Free: n.free,
+			InFlight: len(n.calls), AdvertAge: now.Sub(n.advertAt),
+		})
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b transport.NodeStats) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}

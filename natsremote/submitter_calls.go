@@ -1,0 +1,265 @@
+package natsremote
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/offloadgo/offload/internal/transport"
+)
+
+// pending is one call sent (or about to be) to a node, waiting for its
+// answer. A runner reuses one for all its calls, under a new ID and token
+// each time. Its fields but answer are guarded by submitter.mu.
+type pending struct {
+	id    uint64
+	token uint64 // only the node it was sent to has it: its answer must too
+	node  *knownNode
+	// startBy is the latest the node may start it: when the node would be
+	// lost if it said nothing more after the call was sent.
+	startBy time.Time
+	// listed says the call was published, so pings may list it: a ping
+	// must never reach the node before the call it lists.
+	listed bool
+	// fullAt holds, for each node that turned this call away as full, its
+	// report count then: the call does not go back there until the node
+	// has reported again.
+	fullAt map[uint64]uint64
+	// answer gets the call's one answer; it is sent under submitter.mu
+	// by whoever takes the call out of the books, so it never blocks.
+	answer chan answer
+}
+
+// answer is a node's answer to a call, or lost: the node went silent, or
+// said it no longer has the call; or undelivered: NATS had no one to
+// deliver the call to, so it never ran.
+type answer struct {
+	kind        byte
+	body        []byte
+	lost        error
+	undelivered bool
+}
+
+// Reply subjects, on the submitter's inbox: a call's answers come on
+// INBOX.c.ID and a node's pongs on INBOX.p.KEY, so that a "no responders"
+// status from NATS, which carries nothing but its subject, says which
+// call or node it is about.
+func (s *submitter) replyToCall(id uint64) string {
+	return s.inbox + ".c." + strconv.FormatUint(id, 10)
+}
+
+func (s *submitter) replyToPing(key uint64) string {
+	return s.inbox + ".p." + strconv.FormatUint(key, 10)
+}
+
+// register makes p a call to n under a new ID and token, at now. s.mu is
+// held.
+func (s *submitter) register(n *knownNode, p *pending, now time.Time) {
+	if len(n.calls) == 0 {
+		n.watchedAt = now
+	}
+	s.lastID++
+	p.id, p.token, p.node, p.listed = s.lastID, s.token(), n, false
+	p.startBy = n.lossAt(s.o.Heartbeat)
+	s.calls[p.id] = p
+	n.calls[p.id] = p
+	n.sentSince++
+}
+
+// list records that p was published.
+func (s *submitter) list(p *pending) {
+	s.mu.Lock()
+	p.listed = true
+	s.mu.Unlock()
+}
+
+// settle takes p out of the books and gives it answer a, unless it is out
+// already (answered, lost, or forgotten). s.mu is held.
+func (s *submitter) settle(p *pending, a answer) bool {
+	if s.calls[p.id] != p {
+		return false
+	}
+	delete(s.calls, p.id)
+	delete(p.node.calls, p.id)
+	p.answer <- a
+	if p.node.leaving && len(p.node.calls) == 0 && s.nodes[p.node.id] == p.node {
+		s.drop(p.node, transport.Retired)
+	}
+	return true
+}
+
+// forget takes p out of the books without an answer (its caller gave up,
+// or it could not be sent) and empties its channel for its next use.
+func (s *submitter) forget(p *pending) {
+	s.mu.Lock()
+	if s.calls[p.id] == p {
+		delete(s.calls, p.id)
+		delete(p.node.calls, p.id)
+		p.node.sentSince = max(p.node.sentSince-1, 0)
+	}
+	s.mu.Unlock()
+	select {
+	case <-p.answer:
+	default:
+	}
+}
+
+// abandon ends p, whose caller gave up: the node is told to cancel it
+// (for a Subprocess node: its grace, then the kill) and the pool is told
+// a task was terminated. The node's answer, if any, is dropped.
+func (s *submitter) abandon(p *pending, ctx context.Context) {
+	s.mu.Lock()
+	subject, id, token, node := p.node.subject, p.id, p.token, p.node.id
+	s.mu.Unlock()
+	s.forget(p)
+	_ = s.nc.Publish(subject, appendHeader(nil, header{kind: kindCancel, id: id, arg: uint64(causeCode(context.Cause(ctx))), token: token}))
+	s.post(func() { s.env.Events.Event(transport.Event{Kind: transport.Terminated, Node: node}) })
+}
+
+// onReply takes a message on the pool's inbox: a node's answer to a call,
+// its pong, or NATS's word that nobody took what was sent.
+func (s *submitter) onReply(msg *nats.Msg) {
+	if len(msg.Data) == 0 && msg.Header.Get("Status") == "503" {
+		s.onNoResponders(strings.TrimPrefix(msg.Subject, s.inbox+"."))
+		return
+	}
+	h, body, err := parseHeader(msg.Data)
+	if err != nil {
+		s.ignore(ignoredBad)
+		return
+	}
+	if h.kind == kindPong {
+		s.onPong(h, body)
+		return
+	}
+	s.onAnswer(h, body)
+}
+
+// onAnswer gives a call its answer, if it carries the call's token: from
+// the node the call was sent to, about that call.
+func (s *submitter) onAnswer(h header, body []byte) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.calls[h.id]
+	switch {
+	case p == nil:
+		s.dropped.Add(1) // too late: the call was given up on
+		return
+	case p.token != h.token:
+		s.ignore(ignoredForged)
+		return
+	}
+	p.node.report(int(min(h.arg, maxSlots)), now)
+	if h.kind == kindFull {
+		p.fullAt[p.node.key] = p.node.reports
+	}
+	s.settle(p, answer{kind: h.kind, body: body})
+	s.wake(now)
+}
+
+// onPong takes a node's answer to a ping, if it echoes the ping's nonce:
+// the node is alive, verified if it was not yet, and the calls it says
+// it does not have are lost — their answers, which it would have sent
+// before this pong, never came.
+func (s *submitter) onPong(h header, body []byte) {
+	st, rest, err := parseStatus(h.arg, body)
+	var missing []uint64
+	if err == nil {
+		missing, err = parseIDs(rest)
+	}
+	if err != nil {
+		s.ignore(ignoredBad)
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.byKey[h.id]
+	if n == nil || h.token != n.nonce && h.token != n.prevNonce {
+		s.ignore(ignoredForged)
+		return
+	}
+	n.status = st
+	n.report(st.free, now)
+	if !n.verified {
+		s.verify(n)
+	}
+	for _, id := range missing {
+		if p := n.calls[id]; p != nil && p.listed {
+			s.settle(p, answer{lost: fmt.Errorf("%w: node %s no longer has the call", transport.ErrNodeLost, n.id)})
+		}
+	}
+	if n.leaving && len(n.calls) == 0 && s.nodes[n.id] == n {
+		s.drop(n, transport.Retired)
+	}
+	s.wake(now)
+}
+
+// onNoResponders takes NATS's word that nobody subscribes to a node's
+// subject any more: the reply subject (less the inbox) of the call or
+// ping that found no one. A call never reached the node, so it never ran
+// and may go elsewhere; the node is unreachable, which the watcher turns
+// into a loss if it lasts (see check).
+func (s *submitter) onNoResponders(reply string) {
+	kind, num, ok := strings.Cut(reply, ".")
+	id, err := strconv.ParseUint(num, 10, 64)
+	if !ok || err != nil {
+		s.ignore(ignoredBad)
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n *knownNode
+	switch kind {
+	case "c":
+		if p := s.calls[id]; p != nil {
+			n = p.node
+			s.settle(p, answer{undelivered: true})
+		}
+	case "p":
+		n = s.byKey[id]
+	}
+	if n == nil || s.nodes[n.id] != n {
+		return
+	}
+	if !n.verified || len(n.calls) == 0 {
+		s.drop(n, transport.Crashed) // nothing of ours there: forget it now
+	} else if n.unreachableAt.IsZero() {
+		n.unreachableAt = now
+	}
+	s.wake(now)
+}
+
+// ping is a ping to send once the lock is released.
+type ping struct {
+	subject, reply string
+	data           []byte
+}
+
+// ping makes n's next ping, with a fresh nonce, listing the calls it
+// has of ours that were published. s.mu is held.
+func (s *submitter) ping(n *knownNode, now time.Time) ping {
+	n.prevNonce, n.nonce = n.nonce, s.token()
+	n.pingedAt = now
+	listed := make([]listedCall, 0, len(n.calls))
+	for id, p := range n.calls {
+		if p.listed {
+			listed = append(listed, listedCall{id, p.token})
+		}
+	}
+	data := appendHeader(make([]byte, 0, headerLen+16*len(listed)), header{kind: kindPing, id: n.key, arg: uint64(s.o.Heartbeat), token: n.nonce})
+	return ping{subject: n.subject, reply: s.replyToPing(n.key), data: appendListed(data, listed)}
+}
+
+// send publishes the ping, if there is one.
+func (p ping) send(s *submitter) {
+	if p.data != nil {
+		_ = s.nc.PublishRequest(p.subject, p.reply, p.data)
+	}
+}

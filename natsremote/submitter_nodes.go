@@ -1,0 +1,190 @@
+package natsremote
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/offloadgo/offload/internal/transport"
+)
+
+// knownNode is a submitter's view of one worker node. An advert (which
+// anyone allowed on the advert subject could forge) only makes a node
+// known: the submitter pings it on its own subject, and the node becomes
+// verified, and gets calls, once it answers with the ping's nonce. From
+// then on only its pongs and its answers to calls, which carry what only
+// it received, prove it alive and tell its figures. Guarded by
+// submitter.mu.
+type knownNode struct {
+	id      string
+	key     uint64 // the submitter's number for it: pings carry it, pongs echo it
+	subject string
+
+	verified bool // it answered a ping: see above
+	status        // as it last said in a pong or an answer
+	// reports counts its pongs and answers, so that a call it turned away
+	// waits for a fresh word from it before trying it again.
+	reports  uint64
+	heardAt  time.Time // its last pong or answer
+	advertAt time.Time // its last advert: a hint, never proof of life
+	pingedAt time.Time
+	// nonce is its latest ping's, prevNonce the one before: a pong must
+	// echo one of them.
+	nonce, prevNonce uint64
+	// unreachableAt is when NATS first said nobody subscribes to its
+	// subject (a "no responders" status), since its last pong; zero if not.
+	unreachableAt time.Time
+	// watchedAt is when its first call of a busy spell was sent: its
+	// silence counts from then at the earliest.
+	watchedAt time.Time
+	// sentSince counts the calls sent to it since its last report, which
+	// did not see them: its free slots are free - sentSince.
+	sentSince int
+	calls     map[uint64]*pending // this pool's, by call ID
+	// refused holds the tasks the node said it lacks (or has in another
+	// version): they don't go there again.
+	refused map[string]bool
+}
+
+// Bounds of a submitter's node table, against forged adverts: how many
+// nodes it knows, and how many of them it is still waiting to hear from.
+const (
+	maxNodes   = 1024
+	maxProbing = 64
+)
+
+// silence is how long n has been silent at now, as far as its calls are
+// concerned: since it last spoke, or since its first call was sent.
+func (n *knownNode) silence(now time.Time) time.Duration {
+	if n.watchedAt.After(n.heardAt) {
+		return now.Sub(n.watchedAt)
+	}
+	return now.Sub(n.heardAt)
+}
+
+// lossAt is when n will be lost if it says nothing more: the latest a
+// call sent to it now may start there (callHead.startBy).
+func (n *knownNode) lossAt(heartbeat time.Duration) time.Time {
+	from := n.heardAt
+	if n.watchedAt.After(from) {
+		from = n.watchedAt
+	}
+	return from.Add(lossAfter(heartbeat))
+}
+
+// room is how many calls the node would take now, by our reckoning.
+func (n *knownNode) room() int { return n.free - n.sentSince }
+
+// report records what the node just said of itself, in a pong or an
+// answer: it is alive, and has free slots.
+func (n *knownNode) report(free int, now time.Time) {
+	n.free, n.sentSince, n.heardAt = free, 0, now
+	n.reports++
+	n.unreachableAt = time.Time{}
+}
+
+// usable reports whether n is fit for a new call at now.
+func (s *submitter) usable(n *knownNode, now time.Time) bool {
+	return n.verified && !n.leaving && n.unreachableAt.IsZero() && now.Sub(n.heardAt) < lossAfter(s.o.Heartbeat)
+}
+
+// onAdvert takes a node's advert: a node it does not know yet is pinged,
+// and so is one whose advert disagrees with what it last said (a slot
+// freed, it leaves); the pong tells.
+func (s *submitter) onAdvert(msg *nats.Msg) {
+	a, err := parseAdvert(msg.Data)
+	if err != nil {
+		s.ignore(ignoredBad)
+		return
+	}
+	now := time.Now()
+	var p ping
+	s.mu.Lock()
+	n := s.nodes[a.id()]
+	switch {
+	case n == nil && (a.leaving || len(s.nodes) >= maxNodes || s.probing >= maxProbing):
+		if !a.leaving {
+			s.ignore(ignoredFull)
+		}
+	case n == nil:
+		s.lastID++
+		n = &knownNode{id: a.id(), key: s.lastID, subject: nodeSubject(s.o.Pool, a.name, a.suffix), advertAt: now,
+			calls: map[uint64]*pending{}}
+		s.nodes[n.id] = n
+		s.byKey[n.key] = n
+		s.probing++
+		p = s.ping(n, now)
+	default:
+		n.advertAt = now
+		news := a.leaving != n.leaving || a.free != n.room() || !n.unreachableAt.IsZero()
+		if news && now.Sub(n.pingedAt) >= s.probeGap() {
+			p = s.ping(n, now)
+		}
+	}
+	s.mu.Unlock()
+	p.send(s)
+}
+
+// probeGap is the least time between two pings to a node that adverts
+// call for: a flood of adverts draws at most one ping per gap.
+func (s *submitter) probeGap() time.Duration { return max(s.o.Heartbeat/8, minHeartbeat/2) }
+
+// verify makes n a live node, on its first pong. s.mu is held.
+func (s *submitter) verify(n *knownNode) {
+	n.verified = true
+	s.probing--
+	id, workers := n.id, n.workers
+	s.post(func() {
+		s.env.Logger.Info("natsremote: node joined", "pool", s.o.Pool, "node", id, "workers", workers)
+		s.env.Events.Event(transport.Event{Kind: transport.Started, Node: id})
+	})
+}
+
+// drop takes n out of the table, reporting why: Retired for a node that
+// said it leaves, Crashed for one lost or gone. A node never verified
+// leaves without a word. s.mu is held.
+func (s *submitter) drop(n *knownNode, why transport.EventKind) {
+	delete(s.nodes, n.id)
+	delete(s.byKey, n.key)
+	if !n.verified {
+		s.probing--
+		return
+	}
+	id := n.id
+	s.post(func() {
+		if why == transport.Retired {
+			s.env.Logger.Info("natsremote: node left", "pool", s.o.Pool, "node", id)
+		}
+		s.env.Events.Event(transport.Event{Kind: why, Node: id})
+	})
+}
+
+// post runs f outside the lock, after what was posted before (see
+// outbox). s.mu may be held.
+func (s *submitter) post(f func()) { s.out.post(f) }
+
+// wake tells the runners waiting for room that there may be some, and
+// brings the count of live slots up to date. s.mu is held.
+func (s *submitter) wake(now time.Time) {
+	s.countSlots(now)
+	if s.waiting > 0 {
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+}
+
+// countSlots brings Slots up to date: the slots of the usable nodes;
+// -1 while none is and the pool is new (its nodes may not have answered
+// yet). s.mu is held.
+func (s *submitter) countSlots(now time.Time) {
+	slots := 0
+	for _, n := range s.nodes {
+		if s.usable(n, now) {
+			slots += n.workers
+		}
+	}
+	if slots == 0 && !s.settled {
+		slots = -1
+	}
+	s.slots.Store(int64(slots))
+}

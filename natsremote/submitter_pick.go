@@ -1,0 +1,118 @@
+package natsremote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/offloadgo/offload/internal/transport"
+)
+
+// pick finds a node with room for p's call of task and makes p its next
+// call there (see candidates). With no room anywhere it waits for some,
+// until ctx ends (returning ctx's cause), until roomBy if not zero
+// (errNoRoom), or, while no node is live at all, until nodeBy
+// (errNoNode); if every live node has refused the task, it fails with
+// ErrUnknownTask.
+func (s *submitter) pick(ctx context.Context, task string, p *pending, roomBy, nodeBy time.Time) error {
+	for {
+		if s.nc.IsClosed() {
+			return errConnClosed
+		}
+		now := time.Now()
+		s.mu.Lock()
+		n, live, refused := s.candidate(task, p, now)
+		if n != nil {
+			s.register(n, p, now)
+			s.mu.Unlock()
+			return nil
+		}
+		if live > 0 && refused == live {
+			s.mu.Unlock()
+			return fmt.Errorf("%w: %q: %s", transport.ErrUnknownTask, task, errNoServer)
+		}
+		look := s.o.Heartbeat // look again: nodes may have gone quiet
+		for _, by := range []struct {
+			t   time.Time
+			err error
+		}{{roomBy, errNoRoom}, {nodeBy, errNoNode}} {
+			if by.t.IsZero() || by.err == errNoNode && live > 0 {
+				continue
+			}
+			if look = min(look, by.t.Sub(now)); look <= 0 {
+				s.mu.Unlock()
+				return by.err
+			}
+		}
+		s.waiting++
+		changed := s.changed
+		s.mu.Unlock()
+		timer := time.NewTimer(look)
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// candidate is the node for p's call of task: of two drawn at random
+// among the usable ones with room (power of two choices), the one with
+// more. A node that turned this call away as full has no room for it
+// until it reports again, and one that refused the task none at all. It
+// also says how many nodes are usable, and how many of those refused the
+// task. s.mu is held.
+func (s *submitter) candidate(task string, p *pending, now time.Time) (pick *knownNode, live, refused int) {
+	var a, b *knownNode
+	roomy := 0
+	for _, n := range s.nodes {
+		if !s.usable(n, now) {
+			continue
+		}
+		if live++; n.refused[task] {
+			refused++
+			continue
+		}
+		if at, full := p.fullAt[n.key]; full && at == n.reports || n.room() <= 0 {
+			continue
+		}
+		// Two distinct nodes with room, drawn uniformly (reservoir
+		// sampling keeps this one pass, without a slice).
+		switch roomy++; {
+		case a == nil:
+			a = n
+		case b == nil:
+			b = n
+		case rand.IntN(roomy) < 2:
+			if rand.IntN(2) == 0 {
+				a = n
+			} else {
+				b = n
+			}
+		}
+	}
+	if b != nil && (b.room() > a.room() || b.room() == a.room() && rand.IntN(2) == 0) {
+		a = b
+	}
+	return a, live, refused
+}
+
+var errConnClosed = errors.New("natsremote: the NATS connection is closed")
+
+// errNoRoom is pick giving up at roomBy: no node had a free slot.
+var errNoRoom = errors.New("natsremote: no worker node had a free slot")
+
+// errNoNode is pick giving up at nodeBy: no node was live.
+var errNoNode = errors.New("natsremote: no worker node is available")
+
+// errNoServer is pick's error when every live node refused the task.
+var errNoServer = errors.New("no live node serves it")
