@@ -1,6 +1,7 @@
 package natsremote_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -170,4 +171,34 @@ func countOf(kinds []string, kind string) int {
 		}
 	}
 	return n
+}
+
+// A node that turned a call away as full says so as soon as a slot frees
+// — when the task holding it returns, even after its caller gave up — not
+// at its next heartbeat: the waiting call goes at once.
+func TestFreedSlotIsAdvertisedAtOnce(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	serve(t, s, natsremote.ServeOptions{Pool: "freed", Heartbeat: time.Hour, Local: pool.Options{Workers: 1}})
+	tr, err := natsremote.New(connect(t, s), natsremote.Options{Pool: "freed", Heartbeat: 3 * time.Second})
+	require.NoError(t, err)
+	p, err := pool.New(pool.Options{Workers: 2, Isolation: pool.Remote, Transport: tr, Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	waitNodes(t, p, 1)
+
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	held, err := pool.Submit(short, p, stubborn, 300*time.Millisecond)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return p.Nodes()[0].InFlight == 1 }, 10*time.Second, time.Millisecond)
+	start := time.Now()
+	out, err := pool.Run(testCtx(t), p, add, [2]int{1, 2})
+	require.NoError(t, err)
+	assert.Equal(t, 3, out)
+	took := time.Since(start)
+	assert.Less(t, took, 1500*time.Millisecond, "sent once the held slot freed (~300 ms), not at a heartbeat (3 s, 1 h)")
+	t.Logf("the waiting call was answered after %v", took)
+	_, err = held.Wait()
+	require.ErrorIs(t, err, pool.ErrTerminated)
 }

@@ -23,5 +23,5 @@ var kindNames = map[byte]string{
 	kindCall: "call", kindCancel: "cancel", kindPing: "ping",
 	kindFull: "full", kindUnknown: "unknown", kindResult: "result", kindError: "error",
 	kindPanic: "panic", kindGoexit: "goexit", kindTooLarge: "too-large", kindCrashed: "crashed",
-	kindEnded: "ended", kindLost: "lost", kindPong: "pong", kindAdvert: "advert",
+	kindEnded: "ended", kindLost: "lost", kindPong: "pong", kindLate: "late", kindAdvert: "advert",
 }

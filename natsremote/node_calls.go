@@ -26,6 +26,10 @@ type nodeCall struct {
 	watchdog *time.Timer
 	// quiet: the submitter cancelled the call, so it wants no answer.
 	quiet bool
+	// freed: its slot in the node's pool is free; answeredEarly: its
+	// answer went out before that (its ctx ended before its task
+	// returned), with free slots that did not count its own.
+	freed, answeredEarly bool
 }
 
 // onMessage takes the messages on the node's subject, in the order the
@@ -93,7 +97,7 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	s.mu.Unlock()
 	c := &nodeCall{id: h.id, token: h.token, reply: reply}
 	c.ctx, c.end = callContext(h.arg)
-	wait, err := e.Submit(c.ctx, s.local, func(in any) error { return decodeInput(head.task, input, in) }, s.slotFreed)
+	wait, err := e.Submit(c.ctx, s.local, func(in any) error { return decodeInput(head.task, input, in) }, func() { s.slotFreed(c) })
 	if err != nil {
 		s.refused(c, err)
 		return
@@ -106,16 +110,17 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	go s.finish(c, wait)
 }
 
-// slotFreed hears from the node's pool that a call's slot is free: if a
-// call was turned away since the last advert, its submitter may be
-// waiting for one, so it is told now rather than at the next heartbeat.
-// (When a call's ctx ends before its task returns, the slot frees after
-// the call's answer went out, when the task returns.)
-func (s *nodeServer) slotFreed() {
+// slotFreed hears from the node's pool that c's slot is free. Submitters
+// that may wait for a slot are told now rather than at the next heartbeat:
+// those turned away since the last advert, and the one whose answer to c
+// went out before the slot freed (its ctx ended before its task returned),
+// which counted the slot as taken.
+func (s *nodeServer) slotFreed(c *nodeCall) {
 	s.mu.Lock()
-	turnedAway := s.turnedAway
+	c.freed = true
+	tell := s.turnedAway || c.answeredEarly
 	s.mu.Unlock()
-	if turnedAway {
+	if tell {
 		s.advertSoon()
 	}
 }

@@ -27,6 +27,7 @@ func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
 	if !c.quiet {
 		putHeader(msg, header{kind: msg[1], id: c.id, arg: uint64(s.free()), token: c.token})
 		_ = s.nc.Publish(c.reply, msg)
+		c.answeredEarly = !c.freed
 	}
 	s.mu.Unlock()
 	c.end(nil)

@@ -28,6 +28,7 @@ type knownNode struct {
 	heardAt  time.Time // its last pong or answer
 	advertAt time.Time // its last advert: a hint, never proof of life
 	pingedAt time.Time
+	probeDue bool // a ping for an advert's news is due: see probe
 	// nonce is its latest ping's, prevNonce the one before: a pong must
 	// echo one of them.
 	nonce, prevNonce uint64
@@ -116,9 +117,8 @@ func (s *submitter) onAdvert(msg *nats.Msg) {
 		p = s.ping(n, now)
 	default:
 		n.advertAt = now
-		news := a.leaving != n.leaving || a.free != n.room() || !n.unreachableAt.IsZero()
-		if news && now.Sub(n.pingedAt) >= s.probeGap() {
-			p = s.ping(n, now)
+		if a.leaving != n.leaving || a.free != n.room() || !n.unreachableAt.IsZero() {
+			p = s.probe(n, now)
 		}
 	}
 	s.mu.Unlock()
@@ -127,7 +127,31 @@ func (s *submitter) onAdvert(msg *nats.Msg) {
 
 // probeGap is the least time between two pings to a node that adverts
 // call for: a flood of adverts draws at most one ping per gap.
-func (s *submitter) probeGap() time.Duration { return max(s.o.Heartbeat/8, minHeartbeat/2) }
+func (s *submitter) probeGap() time.Duration { return min(max(s.o.Heartbeat/8, minHeartbeat/2), 50*time.Millisecond) }
+
+// probe pings n now, for news in an advert, or at the end of the gap since
+// its last ping if that is later: the adverts that come meanwhile are
+// answered by that one ping. s.mu is held.
+func (s *submitter) probe(n *knownNode, now time.Time) ping {
+	wait := s.probeGap() - now.Sub(n.pingedAt)
+	if wait <= 0 {
+		return s.ping(n, now)
+	}
+	if !n.probeDue {
+		n.probeDue = true
+		time.AfterFunc(wait, func() {
+			var p ping
+			s.mu.Lock()
+			n.probeDue = false
+			if s.nodes[n.id] == n {
+				p = s.ping(n, time.Now())
+			}
+			s.mu.Unlock()
+			p.send(s)
+		})
+	}
+	return ping{}
+}
 
 // verify makes n a live node, on its first pong. s.mu is held.
 func (s *submitter) verify(n *knownNode) {

@@ -13,6 +13,11 @@ import (
 	"github.com/offloadgo/offload/transfer"
 )
 
+type announceIn struct {
+	Tag string
+	D   time.Duration
+}
+
 // Tasks of the tests. The node processes are this binary, so they have
 // them too.
 var (
@@ -27,6 +32,23 @@ var (
 	})
 	boom = pool.Register("nr.panic", func(_ context.Context, msg string) (int, error) {
 		panic(msg)
+	})
+	// announce says on stdout that it started, with its tag (a node
+	// process's output is the test's), then sleeps d or until its ctx
+	// ends.
+	announce = pool.Register("nr.announce", func(ctx context.Context, in announceIn) (int, error) {
+		fmt.Printf("nr.announce started %s\n", in.Tag)
+		select {
+		case <-time.After(in.D):
+			return 1, nil
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		}
+	})
+	// stubborn sleeps d whatever its ctx does.
+	stubborn = pool.Register("nr.stubborn", func(_ context.Context, d time.Duration) (int, error) {
+		time.Sleep(d)
+		return 1, nil
 	})
 	// sleep sleeps d, or until its ctx ends.
 	sleep = pool.Register("nr.sleep", func(ctx context.Context, d time.Duration) (int, error) {

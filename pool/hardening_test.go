@@ -70,6 +70,13 @@ func (c panicCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+func (c panicCtx) Deadline() (time.Time, bool) {
+	if c.method == "Deadline" {
+		panic("panicCtx: Deadline")
+	}
+	return c.Context.Deadline()
+}
+
 // A bad ctx from one caller — nil, or one whose methods panic — fails that
 // caller alone, before the pool's lock is taken: everyone else's Run,
 // Stats, Shutdown go on working.
@@ -88,18 +95,32 @@ func TestBadContextLeavesPoolUsable(t *testing.T) {
 			require.NotPanics(t, func() { _, err = pool.Submit(nilCtx, p, procAdd, [2]int{1, 2}) })
 			require.Error(t, err)
 
-			for _, method := range []string{"Done", "Err", "Value"} {
-				ctx, cancel := context.WithCancel(context.Background())
-				bad := panicCtx{Context: ctx, method: method}
-				func() {
-					defer func() { _ = recover() }()
-					f, err := pool.Submit(bad, p, procAdd, [2]int{1, 2})
-					if err == nil {
-						cancel()
-						_, _ = f.Wait()
+			// Each method panics, on a ctx that can be cancelled and on one
+			// that only carries values (whose Done is nil): the panic
+			// reaches the caller, or the call fails; never a worker.
+			for _, method := range []string{"Done", "Err", "Value", "Deadline"} {
+				for _, cancellable := range []bool{true, false} {
+					ctx, cancel := context.WithCancel(context.Background())
+					base := context.WithValue(context.Background(), panicCtx{}, 1)
+					if cancellable {
+						base = ctx
 					}
-				}()
-				cancel()
+					bad := panicCtx{Context: base, method: method}
+					for _, run := range []bool{true, false} {
+						func() {
+							defer func() { _ = recover() }()
+							if run {
+								_, _ = pool.Run(bad, p, procAdd, [2]int{1, 2})
+								return
+							}
+							f, err := pool.Submit(bad, p, procAdd, [2]int{1, 2})
+							if err == nil {
+								_, _ = f.Wait()
+							}
+						}()
+					}
+					cancel()
+				}
 			}
 
 			within(t, 20*time.Second, "Run after a bad ctx", func() {
