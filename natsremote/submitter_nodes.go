@@ -127,7 +127,9 @@ func (s *submitter) onAdvert(msg *nats.Msg) {
 
 // probeGap is the least time between two pings to a node that adverts
 // call for: a flood of adverts draws at most one ping per gap.
-func (s *submitter) probeGap() time.Duration { return min(max(s.o.Heartbeat/8, minHeartbeat/2), 50*time.Millisecond) }
+func (s *submitter) probeGap() time.Duration {
+	return min(max(s.o.Heartbeat/8, minHeartbeat/2), 50*time.Millisecond)
+}
 
 // probe pings n now, for news in an advert, or at the end of the gap since
 // its last ping if that is later: the adverts that come meanwhile are
