@@ -27,8 +27,9 @@ func holdStarted(t *testing.T, key string) {
 // A node that answers "full" sends the call to another node, and with
 // every node full the call waits for room, then runs: it never turns into
 // ErrQueueFull, and the wait counts as queue wait. The nodes advertise
-// only when they must (an hour's heartbeat), so that one pool's view of a
-// node goes stale while another pool fills it.
+// only when they must, and one pool pings them only when it must (an
+// hour's heartbeat each), so that its view of a node goes stale while
+// another pool fills it.
 func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 	t.Parallel()
 	k := keysFor("full")
@@ -38,7 +39,13 @@ func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 	slow.Local.Workers = 2
 	serve(t, s, slow) // node A
 	lateConn := connect(t, s)
-	late := remotePool(t, lateConn, "full", pool.Options{Workers: 2, MaxQueue: 4})
+	// late pings its nodes only each hour, too: it learns of A's calls
+	// only from A itself.
+	tr, err := natsremote.New(lateConn, natsremote.Options{Pool: "full", Heartbeat: time.Hour})
+	require.NoError(t, err)
+	late, err := pool.New(pool.Options{Workers: 2, MaxQueue: 4, Isolation: pool.Remote, Transport: tr, Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = late.Close() })
 	waitNodes(t, late, 1)
 	filler := remotePool(t, connect(t, s), "full", pool.Options{Workers: 2})
 	waitNodes(t, filler, 1)

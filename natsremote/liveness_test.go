@@ -2,6 +2,8 @@ package natsremote_test
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,4 +102,29 @@ func TestVanishedSubmitterEndsItsTasks(t *testing.T) {
 	assert.Equal(t, 1, gateFor(key).runs.Load())
 	_, err = f.Wait()
 	require.ErrorIs(t, err, pool.ErrNodeLost, "from where the submitter sits, the node went silent")
+}
+
+// A node whose connection is gone is known gone from NATS's "no
+// responders" answer to its next ping, not from its silence: its calls
+// fail with ErrNodeLost that says so, and nothing is logged as corrupt.
+func TestVanishedNodeIsGone(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	var log syncBuffer
+	p := remotePool(t, connect(t, s), "vanish", pool.Options{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	n := serve(t, s, natsremote.ServeOptions{Pool: "vanish", Local: pool.Options{Workers: 1}})
+	waitNodes(t, p, 1)
+	key := fmt.Sprintf("vanish-%d", time.Now().UnixNano())
+	f, err := pool.Submit(testCtx(t), p, hold, key)
+	require.NoError(t, err)
+	holdStarted(t, key)
+	n.nc.Close()
+	gone := time.Now()
+	_, err = f.Wait()
+	require.ErrorIs(t, err, pool.ErrNodeLost)
+	assert.Contains(t, err.Error(), "gone: nobody subscribes to its subject")
+	t.Logf("the call failed %v after the node's connection closed (heartbeat %v): %v", time.Since(gone), testHeartbeat, err)
+	require.Eventually(t, func() bool { return strings.Contains(log.String(), "node lost") }, 10*time.Second, time.Millisecond,
+		"the loss is logged (after the call failed: logs go out after the lock)")
+	assert.NotContains(t, log.String(), "corrupt")
 }

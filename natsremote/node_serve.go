@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,16 +217,7 @@ func nodeName(name string) (string, string) {
 	if name == "" {
 		name, _ = os.Hostname()
 	}
-	name = strings.Map(func(r rune) rune {
-		if r <= ' ' || r == '.' || r == '*' || r == '>' || r > '~' {
-			return '_'
-		}
-		return r
-	}, name)
-	if len(name) > 100 {
-		name = name[:100]
-	}
-	if name == "" {
+	if name = subjectToken(name); name == "" {
 		name = "node"
 	}
 	var suffix [4]byte

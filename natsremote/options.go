@@ -50,8 +50,10 @@ type ServeOptions struct {
 	// Heartbeat is how often the node advertises its free slots. 0 means
 	// DefaultHeartbeat; at least 10 ms.
 	Heartbeat time.Duration
-	// Name starts the node's ID, which must be unique on the NATS system
-	// and is made of Name and a random suffix. "" means the host's name.
+	// Name names the node: its ID is Name, '-' and a random suffix, and
+	// it takes calls on offload.POOL.node.NAME.SUFFIX, so that a NATS user
+	// allowed only those subjects (NodePermissions) can serve as this
+	// node and read no other node's calls. "" means the host's name.
 	// Characters a subject token can't hold become '_'.
 	Name string
 	// Drain is how long running calls may go on once Serve's ctx ends

@@ -2,6 +2,7 @@ package natsremote
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -276,4 +277,83 @@ func TestAnswersThatDoNotCount(t *testing.T) {
 	assert.Less(t, time.Since(start), 3*s.o.Heartbeat+SchedulingSlack)
 	require.Eventually(t, func() bool { return ev.lost.Load() == 1 }, 10*time.Second, time.Millisecond,
 		"the silent node's loss is reported (outside the lock, after the call failed)")
+}
+
+// Adverts of nodes that don't exist (no one subscribes to their subjects)
+// never grow the node table past its bounds, and leave it as soon as NATS
+// says nobody is there.
+func TestForgedAdvertsAreBounded(t *testing.T) {
+	t.Parallel()
+	nc := conn(t)
+	s, _ := bind(t, nc, "ghosts")
+	maxSeen, maxProbe := 0, 0
+	for i := range 5000 {
+		a := advert{status: status{workers: 8, free: 8, heartbeat: time.Second}, name: "ghost", suffix: fmt.Sprint(i)}
+		require.NoError(t, nc.Publish(advertSubject("ghosts"), appendAdvert(nil, a)))
+		if i%100 == 0 {
+			s.mu.Lock()
+			maxSeen, maxProbe = max(maxSeen, len(s.nodes)), max(maxProbe, s.probing)
+			s.mu.Unlock()
+		}
+	}
+	require.NoError(t, nc.Flush())
+	assert.LessOrEqual(t, maxSeen, maxNodes)
+	assert.LessOrEqual(t, maxProbe, maxProbing)
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.nodes) == 0 && s.probing == 0
+	}, 10*time.Second, time.Millisecond, "every ghost is dropped: nobody answers its ping")
+	assert.Empty(t, s.Nodes())
+}
+
+// A flood of requests to advertise draws one advert per gap from a node,
+// not one each.
+func TestDiscoverFloodDrawsFewAdverts(t *testing.T) {
+	t.Parallel()
+	nc := conn(t)
+	adverts := make(chan *nats.Msg, 1<<16)
+	sub, err := nc.ChanSubscribe(advertSubject("flood"), adverts)
+	require.NoError(t, err)
+	defer sub.Unsubscribe()
+	serveNode(t, nc, "flood")
+	<-adverts // the first, as it starts
+	start := time.Now()
+	for range 20000 {
+		require.NoError(t, nc.Publish(discoverSubject("flood"), nil))
+	}
+	require.NoError(t, nc.Flush())
+	time.Sleep(300 * time.Millisecond) // the last coalesced advert is at most a gap away
+	took := time.Since(start)
+	got := len(adverts)
+	gap := 100 * time.Millisecond // the node's heartbeat is an hour: its gap is the longest
+	assert.LessOrEqual(t, got, int(took/gap)+2, "20000 requests in %v drew %d adverts", took, got)
+	assert.Positive(t, got, "they are answered")
+}
+
+// A node's "ended" answer (the task's ctx ended there: its deadline passed
+// on the node's clock) is a termination, whatever comes first: taken
+// before the caller's own ctx ends, it leaves the call's hand-over "sent",
+// so that the caller, whose ctx ends next, hears ErrTerminated with its
+// ctx error, never the plain ctx error of a call that never ran. The fake
+// node forces that order: it answers "ended" at once.
+func TestEndedAnswerMeansTerminated(t *testing.T) {
+	t.Parallel()
+	nc := conn(t)
+	var f *fake
+	f = fakeNode(t, nc, "ended", "fake", 1, func(m *nats.Msg, h header) {
+		if h.kind == kindCall {
+			f.answer(m, h, kindEnded, []byte{causeDeadline})
+		}
+	})
+	s, _ := bind(t, nc, "ended")
+	waitKnown(t, s, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out int
+	m, err := exchangeCall(ctx, s, "nri.double", 1, &out)
+	require.ErrorIs(t, err, pool.ErrTerminated)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	m.Handover.Quit() // the caller's ctx ends now
+	assert.True(t, m.Handover.Terminates(), "the caller is told the task was terminated")
 }

@@ -154,7 +154,11 @@ func (s *submitter) onAnswer(h header, body []byte) {
 		s.ignore(ignoredForged)
 		return
 	}
-	p.node.report(int(min(h.arg, maxSlots)), now)
+	free := int(min(h.arg, maxSlots))
+	if h.kind == kindFull {
+		free = 0 // whatever else it says: it just had no room
+	}
+	p.node.report(free, now)
 	if h.kind == kindFull {
 		p.fullAt[p.node.key] = p.node.reports
 	}

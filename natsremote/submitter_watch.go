@@ -30,7 +30,7 @@ func (s *submitter) watch() {
 
 // check does the watcher's work at time now. Every node is pinged each
 // heartbeat (an unreachable one with calls each quarter). A node with
-// calls that stayed silent past the loss bound, or unreachable for a
+// calls that stayed silent past the loss bound, or unreachable for half a
 // heartbeat, is lost and its calls fail with ErrNodeLost; an idle one is
 // forgotten; one never verified is dropped when its first ping goes
 // unanswered.
@@ -51,8 +51,10 @@ func (s *submitter) check(now time.Time) {
 		case len(n.calls) > 0 && silent > lossAfter(s.o.Heartbeat):
 			s.lose(n, fmt.Sprintf("silent for %v", silent.Round(time.Millisecond)))
 			continue
-		case len(n.calls) > 0 && !n.unreachableAt.IsZero() && now.Sub(n.unreachableAt) >= s.o.Heartbeat:
-			s.lose(n, "gone: nobody has subscribed to its subject for a heartbeat")
+		case len(n.calls) > 0 && !n.unreachableAt.IsZero() && now.Sub(n.unreachableAt) >= s.o.Heartbeat/2:
+			// Twice NATS said nobody is there, a quarter heartbeat apart at
+			// least: not a moment's reconnect.
+			s.lose(n, "gone: nobody subscribes to its subject")
 			continue
 		case len(n.calls) == 0 && silent > lossAfter(s.o.Heartbeat):
 			id := n.id

@@ -29,6 +29,20 @@ type Options struct {
 	// MaxPayload is the largest message the server takes, in bytes. 0
 	// means the NATS default, 1 MiB.
 	MaxPayload int32
+	// Users, when set, are the only clients the server accepts (by name
+	// and password: nats.UserInfo, or nats://user:pass@ in a URL), each
+	// with the subjects it may publish and subscribe to. nil means no
+	// authentication and every subject for everyone.
+	Users []User
+}
+
+// User is a NATS user of a Server, and what it may do: the subjects (with
+// NATS wildcards) it may publish and subscribe to. nil lists allow
+// nothing. natsremote.SubmitterPermissions and NodePermissions give the
+// least a Remote pool's users need.
+type User struct {
+	Name, Password     string
+	Publish, Subscribe []string
 }
 
 // startTimeout bounds a server's start.
@@ -56,6 +70,12 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 		NoLog:      true,
 		NoSigs:     true,
 	}
+	for _, u := range o.Users {
+		opts.Users = append(opts.Users, &server.User{Username: u.Name, Password: u.Password, Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: allowed(u.Publish)},
+			Subscribe: &server.SubjectPermission{Allow: allowed(u.Subscribe)},
+		}})
+	}
 	if configure != nil {
 		configure(opts)
 	}
@@ -70,6 +90,15 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 		return nil, errors.New("embedded: the NATS server did not start within 10 s")
 	}
 	return &Server{s: s}, nil
+}
+
+// allowed is a permission's allow list: nats-server reads an empty one as
+// "everything", which is not what an empty list says here.
+func allowed(subjects []string) []string {
+	if len(subjects) == 0 {
+		return []string{"_offload_embedded_nothing_"}
+	}
+	return subjects
 }
 
 // Connect returns a connection to the server through memory, whether it

@@ -1,0 +1,276 @@
+package natsremote_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+// tally counts the runs of each key, and returns it marked.
+var (
+	tallies sync.Map // key -> *atomic.Int32
+	tally   = pool.Register("nr.tally", func(_ context.Context, key string) (string, error) {
+		n, _ := tallies.LoadOrStore(key, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		return key + "!", nil
+	})
+)
+
+func runsOf(key string) int32 {
+	n, ok := tallies.Load(key)
+	if !ok {
+		return 0
+	}
+	return n.(*atomic.Int32).Load()
+}
+
+// trustServer is an embedded server with authentication on, and the
+// documented permissions for a submitter (svc), a node (worker) and a
+// second node's credentials in the wrong hands (rogue).
+func trustServer(t *testing.T, name string) *embedded.Server {
+	t.Helper()
+	user := func(n string, p natsremote.Permissions) embedded.User {
+		return embedded.User{Name: n, Password: n + "-pw", Publish: p.Publish, Subscribe: p.Subscribe}
+	}
+	return startServer(t, embedded.Options{Users: []embedded.User{
+		user("svc", natsremote.SubmitterPermissions(name, "")),
+		user("worker", natsremote.NodePermissions(name, "worker")),
+		user("rogue", natsremote.NodePermissions(name, "rogue")),
+	}})
+}
+
+func connectAs(t *testing.T, s *embedded.Server, user string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := s.Connect(append(opts, nats.UserInfo(user, user+"-pw"))...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// The protocol runs with the documented least permissions, and a rogue
+// holding a node's credentials can't forge what counts: it can't read
+// another node's calls, and its forged answers, pongs and adverts change
+// no call's outcome — every call runs once, on the real node, and
+// returns its real output — while its own "full" answers, with a
+// thousand free slots claimed, cost a call one try, not thousands.
+func TestRogueNodeCredentialsForgeNothing(t *testing.T) {
+	t.Parallel()
+	const name = "trust"
+	s := trustServer(t, name)
+	workerAdverts := make(chan advertSeen, 1)
+	serveAs(t, s, "worker", natsremote.ServeOptions{Pool: name, Name: "worker", Local: pool.Options{Workers: 4}})
+
+	// The rogue: node credentials, and what it could learn as a node.
+	var violations atomic.Int32
+	rogue := connectAs(t, s, "rogue", nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if strings.Contains(err.Error(), "Permissions Violation") {
+			violations.Add(1)
+		}
+	}))
+	var stolen atomic.Int32
+	spy, err := rogue.Subscribe("offload."+name+".node.worker.*", func(*nats.Msg) { stolen.Add(1) })
+	require.NoError(t, err)
+	defer spy.Unsubscribe()
+	r := startRogue(t, rogue, name)
+
+	p := remotePool(t, connectAs(t, s, "svc"), name, pool.Options{Workers: 4})
+	require.Eventually(t, func() bool { return len(p.Nodes()) == 2 }, 10*time.Second, time.Millisecond,
+		"the worker and the rogue (which answers pings) are nodes")
+	worker := ""
+	for _, n := range p.Nodes() {
+		if strings.HasPrefix(n.ID, "worker-") {
+			worker = n.ID
+		}
+	}
+	require.NotEmpty(t, worker)
+	workerAdverts <- advertSeen{name: "worker", suffix: strings.TrimPrefix(worker, "worker-")}
+	r.forgeAdverts(workerAdverts)
+
+	ctx := testCtx(t)
+	prefix := fmt.Sprintf("trust-%d-", rand.Int())
+	var fs []*pool.Future[string]
+	for i := range 40 {
+		f, err := pool.SubmitBlocking(ctx, p, tally, fmt.Sprint(prefix, i))
+		require.NoError(t, err)
+		fs = append(fs, f)
+		time.Sleep(time.Millisecond) // spread over the rogue's forgeries
+	}
+	require.Eventually(t, func() bool { return r.ghosts.Load() == 20000 }, 10*time.Second, time.Millisecond,
+		"the rogue advertised all its ghosts while the calls ran")
+	for i, f := range fs {
+		out, err := f.Wait()
+		require.NoError(t, err, "call %d", i)
+		assert.Equal(t, fmt.Sprint(prefix, i, "!"), out)
+		assert.EqualValues(t, 1, runsOf(fmt.Sprint(prefix, i)), "call %d ran once", i)
+	}
+	r.stop()
+	st := p.Stats()
+	assert.EqualValues(t, 40, st.Completed, "%+v", st)
+	assert.Zero(t, st.Failed)
+	assert.Zero(t, stolen.Load(), "the rogue read none of the worker's calls")
+	assert.Positive(t, violations.Load(), "the server refused the rogue's subscription")
+	assert.Positive(t, r.forged.Load(), "the rogue did forge")
+	assert.LessOrEqual(t, r.calls.Load(), int32(len(fs)), "its 'full' answers cost a call a try at most, never a loop")
+	t.Logf("the rogue forged %d messages, was sent %d calls, answered each 'full'", r.forged.Load(), r.calls.Load())
+	assert.Len(t, p.Nodes(), 2, "the forged adverts of 20000 nodes made none a node")
+}
+
+// serveAs runs a node on a connection as user.
+func serveAs(t *testing.T, s *embedded.Server, user string, o natsremote.ServeOptions) {
+	t.Helper()
+	o.Heartbeat, o.Logger = testHeartbeat, quiet
+	nc := connectAs(t, s, user)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- natsremote.Serve(ctx, nc, o) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+type advertSeen struct{ name, suffix string }
+
+// rogue is a node that answers every call "full" with a thousand free
+// slots, and from what it learns — the pool's inbox, call IDs, node keys —
+// forges answers to calls it was never sent, pongs, and adverts.
+type rogue struct {
+	nc                    *nats.Conn
+	pool                  string
+	forged, calls, ghosts atomic.Int32
+	done          chan struct{}
+	wg            sync.WaitGroup
+	inbox         atomic.Pointer[string]
+}
+
+func startRogue(t *testing.T, nc *nats.Conn, name string) *rogue {
+	t.Helper()
+	r := &rogue{nc: nc, pool: name, done: make(chan struct{})}
+	_, err := nc.Subscribe("offload."+name+".node.rogue.r1", func(m *nats.Msg) {
+		if len(m.Data) < 26 {
+			return
+		}
+		kind, id, token := m.Data[1], binary.BigEndian.Uint64(m.Data[2:]), binary.BigEndian.Uint64(m.Data[18:])
+		inbox := m.Reply[:strings.LastIndex(m.Reply[:strings.LastIndex(m.Reply, ".")], ".")]
+		r.inbox.Store(&inbox)
+		switch kind {
+		case 1: // a call: "full", with a thousand free slots
+			r.calls.Add(1)
+			_ = m.Respond(rogueHeader(16, id, 1000, token)) // kind 16: full
+		case 3: // a ping: a pong that says so too
+			_ = m.Respond(append(rogueHeader(26, id, 1000, token), rogueStatus(1000)...))
+		}
+	})
+	require.NoError(t, err)
+	_, err = nc.Subscribe("offload."+name+".discover", func(*nats.Msg) { r.advertise("rogue", "r1", 1000, false) })
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+	r.wg.Go(r.forgeAnswers)
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *rogue) stop() {
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
+	r.wg.Wait()
+}
+
+// forgeAnswers sends, every millisecond, answers of every kind to the
+// calls around the IDs in use, and pongs for the node keys, all with
+// tokens it made up.
+func (r *rogue) forgeAnswers() {
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-time.After(time.Millisecond):
+		}
+		inbox := r.inbox.Load()
+		if inbox == nil {
+			continue
+		}
+		for id := uint64(1); id <= 200; id++ {
+			kind := []byte{16, 17, 18, 19, 23, 25, 26}[rand.IntN(7)] // full, unknown, result, error, crashed, lost, pong
+			h := rogueHeader(kind, id, 1000, rand.Uint64())
+			subject := fmt.Sprintf("%s.c.%d", *inbox, id)
+			switch kind {
+			case 18:
+				h = append(h, 0xa1, 'X') // a msgpack string, as a result
+			case 26:
+				h = append(append(h, rogueStatus(0)...), make([]byte, 8)...) // a pong that calls a call lost
+				subject = fmt.Sprintf("%s.p.%d", *inbox, id)
+			}
+			_ = r.nc.Publish(subject, h)
+			r.forged.Add(1)
+		}
+	}
+}
+
+// forgeAdverts says, every 5 ms, that the worker node leaves, and adverts
+// 20000 nodes that do not exist.
+func (r *rogue) forgeAdverts(worker <-chan advertSeen) {
+	w := <-worker
+	r.wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-r.done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			r.advertise(w.name, w.suffix, 0, true)
+			for j := range 1000 {
+				if i*1000+j < 20000 {
+					r.advertise("ghost", fmt.Sprint(i*1000+j), 8, false)
+					r.ghosts.Add(1)
+				}
+			}
+		}
+	})
+}
+
+func (r *rogue) advertise(name, suffix string, free int, leaving bool) {
+	b := append(rogueHeader(32, 0, uint64(free), 0), rogueStatus(free)...)
+	if leaving {
+		b[len(b)-1] = 1
+	}
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = binary.AppendUvarint(b, uint64(len(suffix)))
+	b = append(b, suffix...)
+	_ = r.nc.Publish("offload."+r.pool+".adverts", b)
+	r.forged.Add(1)
+}
+
+// rogueHeader and rogueStatus write the wire format by hand, as a rogue
+// would, from the protocol's documentation.
+func rogueHeader(kind byte, id, arg, token uint64) []byte {
+	b := []byte{2, kind}
+	b = binary.BigEndian.AppendUint64(b, id)
+	b = binary.BigEndian.AppendUint64(b, arg)
+	return binary.BigEndian.AppendUint64(b, token)
+}
+
+func rogueStatus(free int) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(free))
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint64(b, uint64(time.Hour))
+	return append(b, 0)
+}
