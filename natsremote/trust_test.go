@@ -152,9 +152,9 @@ type rogue struct {
 	nc                    *nats.Conn
 	pool                  string
 	forged, calls, ghosts atomic.Int32
-	done          chan struct{}
-	wg            sync.WaitGroup
-	inbox         atomic.Pointer[string]
+	done                  chan struct{}
+	wg                    sync.WaitGroup
+	inbox                 atomic.Pointer[string]
 }
 
 func startRogue(t *testing.T, nc *nats.Conn, name string) *rogue {
