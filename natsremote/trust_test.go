@@ -247,14 +247,10 @@ func (r *rogue) forgeAdverts(worker <-chan advertSeen) {
 }
 
 func (r *rogue) advertise(name, suffix string, free int, leaving bool) {
-	b := append(rogueHeader(32, 0, uint64(free), 0), rogueStatus(free)...)
+	b := appendGhostAdvert(name, suffix, free)
 	if leaving {
-		b[len(b)-1] = 1
+		b[26+17-1] = 1 // the status's flags byte, after the header (26 bytes) and 16 of status
 	}
-	b = binary.AppendUvarint(b, uint64(len(name)))
-	b = append(b, name...)
-	b = binary.AppendUvarint(b, uint64(len(suffix)))
-	b = append(b, suffix...)
 	_ = r.nc.Publish("offload."+r.pool+".adverts", b)
 	r.forged.Add(1)
 }
@@ -273,4 +269,60 @@ func rogueStatus(free int) []byte {
 	b = binary.BigEndian.AppendUint32(b, 0)
 	b = binary.BigEndian.AppendUint64(b, uint64(time.Hour))
 	return append(b, 0)
+}
+
+// A node that advertises but can't receive its calls — its user may not
+// subscribe to its subject — and adverts of a node that does not exist
+// never hold a call: only a node that answers on its own subject gets
+// calls, and every call, none with a deadline, runs on the real node.
+func TestNodesThatCannotAnswerGetNoCalls(t *testing.T) {
+	t.Parallel()
+	const name = "deaf"
+	s := trustServer(t, name)
+	serveAs(t, s, "rogue", natsremote.ServeOptions{Pool: name, Name: "misconfigured", Local: pool.Options{Workers: 8}})
+	serveAs(t, s, "worker", natsremote.ServeOptions{Pool: name, Name: "worker", Local: pool.Options{Workers: 8}})
+	forger := connectAs(t, s, "rogue")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ghost := appendGhostAdvert("nobody", "1", 8)
+		for {
+			_ = forger.Publish("offload."+name+".adverts", ghost)
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+
+	p := remotePool(t, connectAs(t, s, "svc"), name, pool.Options{Workers: 8})
+	waitNodes(t, p, 1)
+	prefix := fmt.Sprintf("deaf-%d-", rand.Int())
+	var fs []*pool.Future[string]
+	for i := range 8 {
+		f, err := pool.Submit(context.Background(), p, tally, fmt.Sprint(prefix, i))
+		require.NoError(t, err)
+		fs = append(fs, f)
+	}
+	within(t, 20*time.Second, "8 calls without a deadline", func() {
+		for i, f := range fs {
+			out, err := f.Wait()
+			assert.NoError(t, err, "call %d", i)
+			assert.Equal(t, fmt.Sprint(prefix, i, "!"), out)
+		}
+	})
+	nodes := p.Nodes()
+	require.Len(t, nodes, 1, "only the node that answers: %+v", nodes)
+	assert.True(t, strings.HasPrefix(nodes[0].ID, "worker-"))
+}
+
+// appendGhostAdvert is an advert of a node, written by hand.
+func appendGhostAdvert(name, suffix string, free int) []byte {
+	b := append(rogueHeader(32, 0, uint64(free), 0), rogueStatus(free)...)
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = binary.AppendUvarint(b, uint64(len(suffix)))
+	return append(b, suffix...)
 }
