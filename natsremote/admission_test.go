@@ -2,6 +2,7 @@ package natsremote_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -168,6 +169,18 @@ func TestPayloads(t *testing.T) {
 	assert.True(t, in.Detached(), "the caller's handle is detached, as for a move")
 	assert.Equal(t, "echo: buffer", string(out.Bytes()))
 	out.Release()
+
+	// An error text or a panic value over the limit is cut to fit, and
+	// said so: it is not dropped (which left the call lost).
+	_, err = pool.Run(ctx, p, failLong, 2*limit)
+	var re *pool.RemoteError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Message, "[truncated to fit the NATS maximum payload]")
+	assert.Less(t, len(re.Message), limit)
+	_, err = pool.Run(ctx, p, boomLong, 2*limit)
+	var pe *pool.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Contains(t, fmt.Sprint(pe.Value), "[truncated")
 }
 
 func countOf(kinds []string, kind string) int {

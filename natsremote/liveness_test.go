@@ -114,6 +114,7 @@ func TestVanishedNodeIsGone(t *testing.T) {
 	p := remotePool(t, connect(t, s), "vanish", pool.Options{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	n := serve(t, s, natsremote.ServeOptions{Pool: "vanish", Local: pool.Options{Workers: 1}})
 	waitNodes(t, p, 1)
+	id := p.Nodes()[0].ID
 	key := fmt.Sprintf("vanish-%d", time.Now().UnixNano())
 	f, err := pool.Submit(testCtx(t), p, hold, key)
 	require.NoError(t, err)
@@ -124,7 +125,10 @@ func TestVanishedNodeIsGone(t *testing.T) {
 	require.ErrorIs(t, err, pool.ErrNodeLost)
 	assert.Contains(t, err.Error(), "gone: nobody subscribes to its subject")
 	t.Logf("the call failed %v after the node's connection closed (heartbeat %v): %v", time.Since(gone), testHeartbeat, err)
-	require.Eventually(t, func() bool { return strings.Contains(log.String(), "node lost") }, 10*time.Second, time.Millisecond,
-		"the loss is logged (after the call failed: logs go out after the lock)")
+	lost := `level=WARN msg="pool: node ` + id + ` lost"`
+	require.Eventually(t, func() bool { return strings.Contains(log.String(), lost) }, 10*time.Second, time.Millisecond,
+		"the loss is logged, by name (after the call failed: logs go out after the lock)")
+	assert.Contains(t, log.String(), `why="gone: nobody subscribes to its subject, with 1 calls in flight"`)
+	assert.Contains(t, log.String(), `msg="pool: node `+id+` joined"`)
 	assert.NotContains(t, log.String(), "corrupt")
 }

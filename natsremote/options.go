@@ -31,7 +31,12 @@ type Options struct {
 	// heartbeats after the node last spoke (or after its first call was
 	// sent, if that is later). A node ends the calls of a pool it has not
 	// heard from for 3 heartbeats. 0 means DefaultHeartbeat; at least
-	// 10 ms.
+	// 10 ms, at most an hour.
+	//
+	// A pong travels behind the answers the node sent before it: with
+	// outputs of many MiB, choose a heartbeat well over the time the
+	// node's answers in flight take to arrive, or a busy node is taken
+	// for lost.
 	Heartbeat time.Duration
 }
 

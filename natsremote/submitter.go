@@ -89,7 +89,9 @@ func (s *submitter) subscribe() error {
 	}
 	// Answers are bounded by the calls in flight, one each (and a pong per
 	// node): let them queue up to that many of the largest messages, so
-	// that large outputs at once are never dropped as a slow consumer's.
+	// that large outputs at once are not dropped here as a slow
+	// consumer's. (The server's own buffer for the connection, its
+	// max_pending, must hold them too: see the README.)
 	limit := max(64<<20, int(s.nc.MaxPayload())*(s.env.Workers+8))
 	if err := s.subs[0].SetPendingLimits(64<<10, limit); err != nil {
 		return fmt.Errorf("natsremote: %w", err)

@@ -2,6 +2,7 @@ package natsremote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -87,7 +88,7 @@ func (s *submitter) settle(p *pending, a answer) bool {
 	delete(p.node.calls, p.id)
 	p.answer <- a
 	if p.node.leaving && len(p.node.calls) == 0 && s.nodes[p.node.id] == p.node {
-		s.drop(p.node, transport.Retired)
+		s.drop(p.node, transport.Retired, nil)
 	}
 	return true
 }
@@ -117,7 +118,7 @@ func (s *submitter) abandon(p *pending, ctx context.Context) {
 	s.mu.Unlock()
 	s.forget(p)
 	_ = s.nc.Publish(subject, appendHeader(nil, header{kind: kindCancel, id: id, arg: uint64(causeCode(context.Cause(ctx))), token: token}))
-	s.post(func() { s.env.Events.Event(transport.Event{Kind: transport.Terminated, Node: node}) })
+	s.event(transport.Event{Kind: transport.Terminated, Node: node})
 }
 
 // onReply takes a message on the pool's inbox: a node's answer to a call,
@@ -199,7 +200,7 @@ func (s *submitter) onPong(h header, body []byte) {
 		}
 	}
 	if n.leaving && len(n.calls) == 0 && s.nodes[n.id] == n {
-		s.drop(n, transport.Retired)
+		s.drop(n, transport.Retired, nil)
 	}
 	s.wake(now)
 }
@@ -233,12 +234,15 @@ func (s *submitter) onNoResponders(reply string) {
 		return
 	}
 	if !n.verified || len(n.calls) == 0 {
-		s.drop(n, transport.Crashed) // nothing of ours there: forget it now
+		s.drop(n, transport.Crashed, errGone) // nothing of ours there: forget it now
 	} else if n.unreachableAt.IsZero() {
 		n.unreachableAt = now
 	}
 	s.wake(now)
 }
+
+// errGone is why a node nobody subscribes for any more was dropped.
+var errGone = errors.New("gone: nobody subscribes to its subject")
 
 // ping is a ping to send once the lock is released.
 type ping struct {

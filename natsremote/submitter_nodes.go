@@ -159,30 +159,26 @@ func (s *submitter) probe(n *knownNode, now time.Time) ping {
 func (s *submitter) verify(n *knownNode) {
 	n.verified = true
 	s.probing--
-	id, workers := n.id, n.workers
-	s.post(func() {
-		s.env.Logger.Info("natsremote: node joined", "pool", s.o.Pool, "node", id, "workers", workers)
-		s.env.Events.Event(transport.Event{Kind: transport.Started, Node: id})
-	})
+	s.event(transport.Event{Kind: transport.Started, Node: n.id})
 }
 
 // drop takes n out of the table, reporting why: Retired for a node that
-// said it leaves, Crashed for one lost or gone. A node never verified
-// leaves without a word. s.mu is held.
-func (s *submitter) drop(n *knownNode, why transport.EventKind) {
+// said it leaves, Crashed (with err saying how) for one lost or gone. A
+// node never verified leaves without a word. s.mu is held.
+func (s *submitter) drop(n *knownNode, why transport.EventKind, err error) {
 	delete(s.nodes, n.id)
 	delete(s.byKey, n.key)
 	if !n.verified {
 		s.probing--
 		return
 	}
-	id := n.id
-	s.post(func() {
-		if why == transport.Retired {
-			s.env.Logger.Info("natsremote: node left", "pool", s.o.Pool, "node", id)
-		}
-		s.env.Events.Event(transport.Event{Kind: why, Node: id})
-	})
+	s.event(transport.Event{Kind: why, Node: n.id, Err: err})
+}
+
+// event reports ev to the pool (which logs it and calls its hook) from the
+// outbox, outside the lock. s.mu may be held.
+func (s *submitter) event(ev transport.Event) {
+	s.post(func() { s.env.Events.Event(ev) })
 }
 
 // post runs f outside the lock, after what was posted before (see

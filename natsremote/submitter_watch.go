@@ -45,7 +45,7 @@ func (s *submitter) check(now time.Time) {
 		switch {
 		case !n.verified:
 			if now.Sub(n.pingedAt) > lossAfter(s.o.Heartbeat) {
-				s.drop(n, transport.Crashed) // an advert nobody answers for: forged, or gone
+				s.drop(n, transport.Crashed, nil) // an advert nobody answers for: forged, or gone
 			}
 			continue
 		case len(n.calls) > 0 && silent > lossAfter(s.o.Heartbeat):
@@ -54,14 +54,10 @@ func (s *submitter) check(now time.Time) {
 		case len(n.calls) > 0 && !n.unreachableAt.IsZero() && now.Sub(n.unreachableAt) >= s.o.Heartbeat/2:
 			// Twice NATS said nobody is there, a quarter heartbeat apart at
 			// least: not a moment's reconnect.
-			s.lose(n, "gone: nobody subscribes to its subject")
+			s.lose(n, errGone.Error())
 			continue
 		case len(n.calls) == 0 && silent > lossAfter(s.o.Heartbeat):
-			id := n.id
-			s.post(func() {
-				s.env.Logger.Info("natsremote: idle node gone quiet, forgotten", "pool", s.o.Pool, "node", id, "silent", silent)
-			})
-			s.drop(n, transport.Crashed)
+			s.drop(n, transport.Crashed, fmt.Errorf("idle, and silent for %v", silent.Round(time.Millisecond)))
 			continue
 		}
 		every := s.o.Heartbeat
@@ -84,12 +80,8 @@ func (s *submitter) check(now time.Time) {
 // cancel them: it ends them itself once their pings stop, at about the
 // same time, and starts none after the bound each carries. s.mu is held.
 func (s *submitter) lose(n *knownNode, why string) {
-	id, calls := n.id, len(n.calls)
-	s.post(func() {
-		s.env.Logger.Warn("natsremote: node lost", "pool", s.o.Pool, "node", id, "why", why, "calls", calls)
-	})
 	err := fmt.Errorf("%w: node %s %s", transport.ErrNodeLost, n.id, why)
-	s.drop(n, transport.Crashed) // first: settle must not drop it again
+	s.drop(n, transport.Crashed, fmt.Errorf("%s, with %d calls in flight", why, len(n.calls))) // first: settle must not drop it again
 	for _, p := range n.calls {
 		s.settle(p, answer{lost: err})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,13 @@ var (
 	})
 	boom = pool.Register("nr.panic", func(_ context.Context, msg string) (int, error) {
 		panic(msg)
+	})
+	// failLong and boomLong fail with, or panic with, a text of n bytes.
+	failLong = pool.Register("nr.fail-long", func(_ context.Context, n int) (int, error) {
+		return 0, errors.New(strings.Repeat("x", n))
+	})
+	boomLong = pool.Register("nr.panic-long", func(_ context.Context, n int) (int, error) {
+		panic(strings.Repeat("y", n))
 	})
 	// announce says on stdout that it started, with its tag (a node
 	// process's output is the test's), then sleeps d or until its ctx

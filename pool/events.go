@@ -27,8 +27,14 @@ type WorkerEvent struct {
 	// Exit is how the process ended: exit status or signal, memory limit,
 	// stderr tail (WorkerCrashed).
 	Exit *cancel.Exit
-	// Err is why the start failed (WorkerStartFailed).
+	// Err is why the start failed (WorkerStartFailed), or how a Remote
+	// pool's node was lost (WorkerCrashed).
 	Err error
+	// Node is the worker node's ID, for a Remote pool's events, which are
+	// about nodes: WorkerStarted is a node that joined, WorkerCrashed one
+	// lost, WorkerRetired one that left, WorkerTerminated a task cancelled
+	// on its node. "" for a worker process.
+	Node string
 }
 
 // WorkerEventKind says what a WorkerEvent reports.
@@ -94,7 +100,7 @@ func (e poolEvents) Event(ev transport.Event) {
 		e.stats.recycled.Add(1)
 	}
 	we := WorkerEvent{Kind: WorkerEventKind(ev.Kind), Worker: ev.Worker, PID: ev.PID, Took: ev.Took,
-		Replacing: WorkerEventKind(ev.Replacing), Exit: ev.Exit, Err: ev.Err}
+		Replacing: WorkerEventKind(ev.Replacing), Exit: ev.Exit, Err: ev.Err, Node: ev.Node}
 	e.log(we)
 	if e.hook != nil {
 		e.hook(we)
@@ -103,6 +109,10 @@ func (e poolEvents) Event(ev transport.Event) {
 
 // log writes ev as one structured record.
 func (e poolEvents) log(ev WorkerEvent) {
+	if ev.Node != "" {
+		e.logNode(ev)
+		return
+	}
 	level := slog.LevelInfo
 	attrs := []slog.Attr{slog.Int("worker", ev.Worker), slog.String("event", ev.Kind.String())}
 	if ev.PID != 0 {
@@ -134,4 +144,26 @@ func (e poolEvents) log(ev WorkerEvent) {
 		}
 	}
 	e.logger.LogAttrs(context.Background(), level, "pool: worker process "+ev.Kind.String(), attrs...)
+}
+
+// logNode writes a Remote pool's event, about a node, as one record.
+func (e poolEvents) logNode(ev WorkerEvent) {
+	level, msg := slog.LevelInfo, "pool: node "+ev.Node+" "
+	switch ev.Kind {
+	case WorkerStarted:
+		msg += "joined"
+	case WorkerCrashed:
+		level, msg = slog.LevelWarn, msg+"lost"
+	case WorkerRetired:
+		msg += "left"
+	case WorkerTerminated:
+		msg = "pool: task terminated on node " + ev.Node
+	default:
+		msg += ev.Kind.String()
+	}
+	attrs := []slog.Attr{slog.String("node", ev.Node), slog.String("event", ev.Kind.String())}
+	if ev.Err != nil {
+		attrs = append(attrs, slog.String("why", ev.Err.Error()))
+	}
+	e.logger.LogAttrs(context.Background(), level, msg, attrs...)
 }
