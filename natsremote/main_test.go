@@ -69,13 +69,18 @@ func (n *node) wait(t *testing.T) error {
 // stop is called.
 func serve(t *testing.T, s *embedded.Server, o natsremote.ServeOptions) *node {
 	t.Helper()
+	return serveOn(t, connect(t, s), o)
+}
+
+// serveOn runs a node on nc, until the test ends or stop is called.
+func serveOn(t *testing.T, nc *nats.Conn, o natsremote.ServeOptions) *node {
+	t.Helper()
 	if o.Heartbeat == 0 {
 		o.Heartbeat = testHeartbeat
 	}
 	if o.Logger == nil {
 		o.Logger = quiet
 	}
-	nc := connect(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &node{nc: nc, stop: cancel, done: make(chan struct{})}
 	go func() {

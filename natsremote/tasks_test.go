@@ -14,6 +14,11 @@ import (
 	"github.com/offloadgo/offload/transfer"
 )
 
+type tallyIn struct {
+	Key string
+	D   time.Duration
+}
+
 type announceIn struct {
 	Tag string
 	D   time.Duration
@@ -57,6 +62,18 @@ var (
 	stubborn = pool.Register("nr.stubborn", func(_ context.Context, d time.Duration) (int, error) {
 		time.Sleep(d)
 		return 1, nil
+	})
+	// tallySleep counts its runs by key (see runsOf), then sleeps d or
+	// until its ctx ends.
+	tallySleep = pool.Register("nr.tally-sleep", func(ctx context.Context, in tallyIn) (string, error) {
+		n, _ := tallies.LoadOrStore(in.Key, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		select {
+		case <-time.After(in.D):
+			return in.Key + "!", nil
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
 	})
 	// sleep sleeps d, or until its ctx ends.
 	sleep = pool.Register("nr.sleep", func(ctx context.Context, d time.Duration) (int, error) {
