@@ -9,6 +9,7 @@ package embedded
 
 import (
 	"cmp"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -34,6 +35,11 @@ type Options struct {
 	// with the subjects it may publish and subscribe to. nil means no
 	// authentication and every subject for everyone.
 	Users []User
+	// TLS, when set, makes the listener speak TLS only, with this
+	// configuration (its Certificates; with ClientAuth
+	// tls.RequireAndVerifyClientCert and ClientCAs, clients must show a
+	// certificate). Connect's in-process connection does not use it.
+	TLS *tls.Config
 }
 
 // User is a NATS user of a Server, and what it may do: the subjects (with
@@ -41,7 +47,11 @@ type Options struct {
 // nothing. natsremote.SubmitterPermissions and NodePermissions give the
 // least a Remote pool's users need.
 type User struct {
-	Name, Password     string
+	Name, Password string
+	// NKey, when set, is the user's NKey public key ("U…"): it then
+	// authenticates by signing with its seed (nats.Nkey,
+	// nats.NkeyOptionFromSeed), with no name or password.
+	NKey               string
 	Publish, Subscribe []string
 }
 
@@ -71,10 +81,19 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 		NoSigs:     true,
 	}
 	for _, u := range o.Users {
-		opts.Users = append(opts.Users, &server.User{Username: u.Name, Password: u.Password, Permissions: &server.Permissions{
+		perms := &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: allowed(u.Publish)},
 			Subscribe: &server.SubjectPermission{Allow: allowed(u.Subscribe)},
-		}})
+		}
+		if u.NKey != "" {
+			opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: u.NKey, Permissions: perms})
+			continue
+		}
+		opts.Users = append(opts.Users, &server.User{Username: u.Name, Password: u.Password, Permissions: perms})
+	}
+	if o.TLS != nil {
+		opts.TLSConfig, opts.TLS, opts.TLSTimeout = o.TLS, true, 5
+		opts.TLSVerify = o.TLS.ClientAuth == tls.RequireAndVerifyClientCert
 	}
 	if configure != nil {
 		configure(opts)
