@@ -24,28 +24,32 @@
 //
 // Admission, the queue, QueueDelay, Shed, Load and Stats are the pool's,
 // as for any pool: ErrQueueFull is decided locally and publishes nothing.
+// A Remote pool's Load.Workers and Load.Capacity are what its live nodes
+// offer (their slots, capped by Workers); with no live node they are 0 and
+// a call fails at once with an error matching ErrQueueFull (so Shed and
+// WriteError answer 503) — except in the pool's first heartbeat, while it
+// discovers its nodes, when a call waits up to a heartbeat for one.
+//
 // A worker goroutine that takes a task sends it to a node with a free
-// slot. Nodes advertise their free slots every heartbeat (and at once
-// when a slot frees after they turned a call away); the pool picks the
-// better of two random nodes by their advertised free slots less its own
-// calls sent since (power of two choices, never NATS queue groups, which
-// pick at random). A node admits without queueing: with no free slot it
-// answers "full" and the pool tries another node, or waits for room until
+// slot: the better of two random live nodes by their free slots less the
+// pool's own calls sent since (power of two choices, never NATS queue
+// groups, which pick at random). A node admits without queueing: with no
+// free slot it answers "full" and the pool tries another node (not that
+// one again for this call until it reports anew), or waits for room until
 // the task's ctx ends. That wait counts in Stats.WaitTime, not RunTime: a
 // Remote task's run time starts when it is sent to the node that takes it
 // (it includes the network's round trip), and Busy counts the worker
 // goroutines waiting for a node. QueueDelay bounds that wait too: a task
 // that finds no free slot within what QueueDelay left it after its time in
 // the queue fails with an error matching ErrQueueFull, sent nowhere, and
-// counts as Canceled, as QueueDelay's drops from the queue do. Set
-// Workers to about the nodes' total slots all the same: then tasks wait in
-// the queue, where Shed and Load see them.
+// counts as Canceled, as QueueDelay's drops from the queue do.
 //
 // # The contract
 //
 //   - An accepted call runs at most once. Once a node has taken a call it
 //     is never sent again; there is no automatic retry. A call that no node
-//     took (each answered "full", or lacks the task) has not run.
+//     took (each answered "full" or "late", lacks the task, or nobody
+//     subscribed on its subject) has not run.
 //   - Each Future resolves exactly once: with the result, the task's
 //     error, or why it has none.
 //   - ErrTerminated and ErrNodeLost mean "may have run": the call was
@@ -56,16 +60,23 @@
 //     cancel the task: its ctx ends there, and a Subprocess node gives its
 //     worker process TerminateGrace, then kills it. The ctx's deadline
 //     travels with the call, so the node ends the task when it passes
-//     even if the cancel is lost (the nodes' clocks must agree to within
-//     what the deadline can spare).
-//   - A node that stops answering (killed, partitioned, stopped) fails the
-//     calls it runs with pool.ErrNodeLost (which matches
-//     pool.ErrWorkerCrashed) within 3 heartbeats (Options.Heartbeat) of
-//     its last word; a late answer from it is dropped. A node ends the
-//     calls of a submitter it has not heard from for 3 heartbeats.
+//     even if the cancel is lost.
+//   - Only a node's pongs and its answers prove it alive. A node that stops
+//     answering (killed, partitioned, stopped) fails the calls it runs with
+//     pool.ErrNodeLost (which matches pool.ErrWorkerCrashed) within 3
+//     heartbeats (Options.Heartbeat) of its last word; one whose
+//     subscription NATS says is gone ("no responders"), within about 2. A
+//     late answer from it is dropped. A node ends the calls of a submitter
+//     it has not heard from for 3 heartbeats.
+//   - A call carries the latest time it may start: when its pool would
+//     give up on the node, were the node to say nothing more. A node that
+//     reads it later answers "late" and never starts it, so no call starts
+//     after its caller was told ErrNodeLost. Deadlines and start bounds are
+//     wall-clock times read on the node: node clocks must agree with the
+//     submitters' to well within a heartbeat.
 //   - An input or output over the connection's maximum payload fails with
 //     pool.ErrPayloadTooLarge before it is sent (the input before
-//     admission).
+//     admission); an error text or panic value over it is cut to fit.
 //   - The task's name and a fingerprint of its In and Out types travel
 //     with each call: a node that lacks the task, or was built with other
 //     types for it, refuses the call, which goes to another node or fails
@@ -76,16 +87,32 @@
 //     once sent; the receiver gets a new Buffer.
 //
 // Per-node figures (slots, busy, free, this pool's calls, how old the
-// last advert is) come from the adverts: see pool.Pool.Nodes. Nodes that
-// join, leave or are lost reach the pool's Stats as they would for worker
-// processes: a lost node counts in Stats.Crashed, a task cancelled on its
-// node in Stats.Terminated.
+// last advert is) come from the nodes' pongs and answers: see
+// pool.Pool.Nodes. Nodes that join, leave or are lost reach the pool's
+// Stats and OnWorkerEvent as worker processes' events do (with
+// WorkerEvent.Node set): a lost node counts in Stats.Crashed, a task
+// cancelled on its node in Stats.Terminated. Events and log records are
+// delivered in order, from a goroutine of the transport's own, never under
+// its lock: a hook may call back into the pool.
+//
+// # Trust
+//
+// A call carries a random token, sent only on the subject of the node it
+// goes to; the submitter takes an answer only with that token, and a pong
+// only with its ping's nonce. Adverts are hints: a node gets calls only
+// once it has answered a ping on its own subject. So only the node a call
+// was sent to can answer it — provided only that node can read its
+// subject, which is what NATS permissions enforce: see
+// SubmitterPermissions and NodePermissions, and the README's "Trust and
+// permissions".
 //
 // # Protocol
 //
-// Subjects, for a pool named P: nodes publish adverts on offload.P.adverts
-// and answer a request for them on offload.P.discover; each node takes
-// calls, cancels and pings on offload.P.node.ID; each pool gets answers
-// and pongs on an inbox of its own. Messages are a fixed binary header
-// (see wire.go) and the codec's msgpack.
+// Version 2. Subjects, for a pool named P: nodes publish adverts on
+// offload.P.adverts and answer a request for them on offload.P.discover;
+// the node named NAME with the random suffix SUFFIX takes calls, cancels
+// and pings on offload.P.node.NAME.SUFFIX; each pool gets answers on
+// INBOX.c.ID and pongs on INBOX.p.KEY, under an inbox of its own.
+// Messages are a fixed binary header (see wire.go) and the codec's
+// msgpack.
 package natsremote
