@@ -53,10 +53,12 @@ func floorResponderMain() {
 }
 
 // The floor's message sizes: those of a Remote call of bench.trivial and
-// its answer (an 18-byte header, the call's head and a small msgpack int).
+// its answer (a 26-byte header; the call's head: heartbeat, fingerprint
+// and start bound, an empty trace context and the task's name; a small
+// msgpack int).
 const (
-	floorRequestSize = 18 + 16 + 1 + len("bench.trivial") + 2
-	floorReplySize   = 18 + 2
+	floorRequestSize = 26 + 24 + 1 + 1 + len("bench.trivial") + 2
+	floorReplySize   = 26 + 2
 )
 
 // remoteServer starts an embedded NATS server listening on loopback for

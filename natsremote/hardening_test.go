@@ -8,44 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
-
-// panicCtx is a ctx whose method named method panics.
-type panicCtx struct {
-	context.Context
-	method string
-}
-
-func (c panicCtx) Done() <-chan struct{} {
-	if c.method == "Done" {
-		panic("panicCtx: Done")
-	}
-	return c.Context.Done()
-}
-
-func (c panicCtx) Err() error {
-	if c.method == "Err" {
-		panic("panicCtx: Err")
-	}
-	return c.Context.Err()
-}
-
-func (c panicCtx) Value(key any) any {
-	if c.method == "Value" {
-		panic("panicCtx: Value")
-	}
-	return c.Context.Value(key)
-}
-
-func (c panicCtx) Deadline() (time.Time, bool) {
-	if c.method == "Deadline" {
-		panic("panicCtx: Deadline")
-	}
-	return c.Context.Deadline()
-}
 
 // A ctx whose methods panic fails its own call on a Remote pool — the
 // panic reaches its caller — and never a pool worker: the process lives
@@ -56,14 +23,14 @@ func TestBadContextFailsItsOwnCall(t *testing.T) {
 	serve(t, s, natsremote.ServeOptions{Pool: "bad-ctx", Local: pool.Options{Workers: 2}})
 	p := remotePool(t, connect(t, s), "bad-ctx", pool.Options{Workers: 2})
 	waitNodes(t, p, 1)
-	for _, method := range []string{"Done", "Err", "Value", "Deadline"} {
+	for _, method := range testkit.Methods {
 		for _, cancellable := range []bool{true, false} {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			base := context.WithValue(context.Background(), panicCtx{}, 1)
+			base := context.WithValue(context.Background(), testkit.PanicCtx{}, 1)
 			if cancellable {
 				base = ctx
 			}
-			bad := panicCtx{Context: base, method: method}
+			bad := testkit.PanicCtx{Context: base, Method: method}
 			func() {
 				defer func() { _ = recover() }()
 				_, _ = pool.Run(bad, p, add, [2]int{1, 2})

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -40,7 +41,7 @@ func TestHookMayCallThePool(t *testing.T) {
 	n := serve(t, s, natsremote.ServeOptions{Pool: "hooked", Local: pool.Options{Workers: 1}})
 	require.Eventually(t, func() bool { return events.Load() == 1 }, 10*time.Second, time.Millisecond, "the join reaches the hook")
 	assert.EqualValues(t, 1, listed.Load(), "the hook listed the node that joined")
-	within(t, 10*time.Second, "Run after the hook", func() {
+	testkit.Within(t, 10*time.Second, "Run after the hook", func() {
 		out, err := pool.Run(testCtx(t), q, add, [2]int{1, 2})
 		assert.NoError(t, err)
 		assert.Equal(t, 3, out)
@@ -78,27 +79,11 @@ func TestStalledLoggerStallsNothingElse(t *testing.T) {
 	serve(t, s, natsremote.ServeOptions{Pool: "stalled-log", Local: pool.Options{Workers: 1}})
 	require.Eventually(t, func() bool { return h.blocked.Load() > 0 }, 10*time.Second, time.Millisecond,
 		"the node's join is being logged, and the logger is stuck")
-	within(t, 10*time.Second, "Runs while the logger is stuck", func() {
+	testkit.Within(t, 10*time.Second, "Runs while the logger is stuck", func() {
 		for i := range 10 {
 			out, err := pool.Run(testCtx(t), p, add, [2]int{i, i})
 			assert.NoError(t, err)
 			assert.Equal(t, 2*i, out)
 		}
 	})
-}
-
-// within runs f and fails the test if it has not returned after d. f
-// runs on a goroutine of its own: it must assert, not require.
-func within(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s: still running after %v (deadlocked?)", what, d)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -110,7 +111,7 @@ func TestVanishedSubmitterEndsItsTasks(t *testing.T) {
 func TestVanishedNodeIsGone(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, embedded.Options{})
-	var log syncBuffer
+	var log testkit.Buffer
 	p := remotePool(t, connect(t, s), "vanish", pool.Options{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	n := serve(t, s, natsremote.ServeOptions{Pool: "vanish", Local: pool.Options{Workers: 1}})
 	waitNodes(t, p, 1)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -24,24 +24,7 @@ import (
 // TestMain serves, as OFFLOAD_NATS_URL says), connected over TCP loopback.
 type nodeProcess struct {
 	cmd    *exec.Cmd
-	output *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	output *testkit.Buffer
 }
 
 // startNode starts a node process serving name on url with workers slots;
@@ -55,7 +38,7 @@ func startNode(t *testing.T, url, name string, workers string) *nodeProcess {
 		natsremote.EnvWorkers+"="+workers,
 		natsremote.EnvHeartbeat+"="+testHeartbeat.String(),
 	)
-	n := &nodeProcess{cmd: cmd, output: &syncBuffer{}}
+	n := &nodeProcess{cmd: cmd, output: &testkit.Buffer{}}
 	cmd.Stdout, cmd.Stderr = n.output, n.output
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -312,7 +313,7 @@ func TestNodesThatCannotAnswerGetNoCalls(t *testing.T) {
 		require.NoError(t, err)
 		fs = append(fs, f)
 	}
-	within(t, 20*time.Second, "8 calls without a deadline", func() {
+	testkit.Within(t, 20*time.Second, "8 calls without a deadline", func() {
 		for i, f := range fs {
 			out, err := f.Wait()
 			assert.NoError(t, err, "call %d", i)

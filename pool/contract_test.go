@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -66,7 +67,7 @@ func TestGoexitFailsTheTaskOnly(t *testing.T) {
 			p := newIsolatedPool(t, iso, pool.Options{Workers: 1, MinWorkers: 1})
 			ctx := testCtx(t)
 			for range 3 {
-				within(t, 20*time.Second, "Run of a task that calls Goexit", func() {
+				testkit.Within(t, 20*time.Second, "Run of a task that calls Goexit", func() {
 					_, err := pool.Run(ctx, p, goexit, 1)
 					require.ErrorIs(t, err, pool.ErrGoexit)
 					assert.Contains(t, err.Error(), "test.goexit")
@@ -80,7 +81,7 @@ func TestGoexitFailsTheTaskOnly(t *testing.T) {
 			assert.EqualValues(t, 3, st.Failed, "%+v", st)
 			assert.EqualValues(t, 3, st.Completed, "%+v", st)
 			assert.Equal(t, 1, st.Workers, "MinWorkers is kept: %+v", st)
-			within(t, 20*time.Second, "Shutdown", func() {
+			testkit.Within(t, 20*time.Second, "Shutdown", func() {
 				require.NoError(t, p.Shutdown(ctx))
 			})
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -25,56 +26,6 @@ func newIsolatedPool(t *testing.T, iso pool.Isolation, o pool.Options) *pool.Poo
 		return p
 	}
 	return newPool(t, o)
-}
-
-// within runs f and fails the test if it has not returned after d: a
-// deadlocked pool must fail the test, not hang it.
-func within(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %v: the pool is stuck", what, d)
-	}
-}
-
-// panicCtx is a Context whose methods panic, as a broken one might.
-type panicCtx struct {
-	context.Context
-	method string
-}
-
-func (c panicCtx) Done() <-chan struct{} {
-	if c.method == "Done" {
-		panic("panicCtx: Done")
-	}
-	return c.Context.Done()
-}
-
-func (c panicCtx) Err() error {
-	if c.method == "Err" {
-		panic("panicCtx: Err")
-	}
-	return c.Context.Err()
-}
-
-func (c panicCtx) Value(key any) any {
-	if c.method == "Value" {
-		panic("panicCtx: Value")
-	}
-	return c.Context.Value(key)
-}
-
-func (c panicCtx) Deadline() (time.Time, bool) {
-	if c.method == "Deadline" {
-		panic("panicCtx: Deadline")
-	}
-	return c.Context.Deadline()
 }
 
 // A bad ctx from one caller — nil, or one whose methods panic — fails that
@@ -98,14 +49,14 @@ func TestBadContextLeavesPoolUsable(t *testing.T) {
 			// Each method panics, on a ctx that can be cancelled and on one
 			// that only carries values (whose Done is nil): the panic
 			// reaches the caller, or the call fails; never a worker.
-			for _, method := range []string{"Done", "Err", "Value", "Deadline"} {
+			for _, method := range testkit.Methods {
 				for _, cancellable := range []bool{true, false} {
 					ctx, cancel := context.WithCancel(context.Background())
-					base := context.WithValue(context.Background(), panicCtx{}, 1)
+					base := context.WithValue(context.Background(), testkit.PanicCtx{}, 1)
 					if cancellable {
 						base = ctx
 					}
-					bad := panicCtx{Context: base, method: method}
+					bad := testkit.PanicCtx{Context: base, Method: method}
 					for _, run := range []bool{true, false} {
 						func() {
 							defer func() { _ = recover() }()
@@ -123,12 +74,12 @@ func TestBadContextLeavesPoolUsable(t *testing.T) {
 				}
 			}
 
-			within(t, 20*time.Second, "Run after a bad ctx", func() {
+			testkit.Within(t, 20*time.Second, "Run after a bad ctx", func() {
 				out, err := pool.Run(testCtx(t), p, procAdd, [2]int{2, 3})
 				require.NoError(t, err)
 				assert.Equal(t, 5, out)
 			})
-			within(t, 5*time.Second, "Stats after a bad ctx", func() { _ = p.Stats() })
+			testkit.Within(t, 5*time.Second, "Stats after a bad ctx", func() { _ = p.Stats() })
 			st := p.Stats()
 			assert.Zero(t, st.Busy)
 			assert.Zero(t, st.Queued)

@@ -1,7 +1,6 @@
 package pool_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -156,22 +156,7 @@ func crash(how string) {
 }
 
 // logCapture collects what worker processes print, through a slog handler.
-type logCapture struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logCapture) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logCapture) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logCapture struct{ testkit.Buffer }
 
 func (l *logCapture) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolprom"
 )
@@ -51,25 +51,6 @@ var (
 		return 0, nil
 	})
 )
-
-// syncBuffer is a strings.Builder safe for the Logger's writes and the
-// test's reads at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // scrape fetches the metrics as a Prometheus server would, in the text
 // format, and returns them by family name.
@@ -124,7 +105,7 @@ func TestCollectorScrape(t *testing.T) {
 	inproc, err := pool.New(pool.Options{Workers: 1, MaxQueue: 1})
 	require.NoError(t, err)
 	defer inproc.Close()
-	var workerLog syncBuffer
+	var workerLog testkit.Buffer
 	sub, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2},
 		Logger:     slog.New(slog.NewTextHandler(&workerLog, nil))})

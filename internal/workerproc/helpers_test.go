@@ -3,17 +3,16 @@
 package workerproc
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/testkit"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,22 +29,7 @@ func newPair(t testing.TB, max int) (*Conn, *Conn) {
 }
 
 // logBuffer is a concurrency-safe buffer behind a JSON slog handler.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer struct{ testkit.Buffer }
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
 
