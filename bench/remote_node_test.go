@@ -18,7 +18,7 @@ import (
 )
 
 // The processes of the Remote benchmarks: the benchmark binary itself,
-// re-executed as a worker node (pool.Main serves, as OFFLOAD_NATS_URL
+// re-executed as a worker node (natsremote.Main serves, as OFFLOAD_NATS_URL
 // says) or as the floor's bare responder (floorResponderMain).
 
 // envResponder makes a re-executed benchmark binary the responder of the

@@ -16,9 +16,10 @@
 //		Local: pool.Options{Workers: 8, Isolation: pool.Subprocess},
 //	})
 //
-// or, with no code, pool.Main in a binary that imports this package, with
-// OFFLOAD_NATS_URL set (see EnvURL and the variables beside it). Package
-// embedded runs a NATS server in the process, for a single machine.
+// or, with no code but Main (in place of pool.Main, first thing in main),
+// with OFFLOAD_NATS_URL set (see EnvURL and the variables beside it).
+// Package embedded runs a NATS server in the process, for a single
+// machine.
 //
 // # Admission and dispatch
 //

@@ -16,7 +16,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	pool.Main() // the test binary is also the node processes and their worker processes
+	natsremote.Main() // the test binary is also the node processes and their worker processes
 	goleak.VerifyTestMain(m)
 }
 

@@ -13,13 +13,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/offloadgo/offload/internal/nodehook"
+	"github.com/offloadgo/offload/internal/subproc"
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/pool"
 )
 
-// The environment that makes pool.Main serve as a worker node (in a binary
-// that imports this package). OFFLOAD_NATS_URL is required; the rest have
-// defaults:
+// The environment that makes Main serve as a worker node.
+// OFFLOAD_NATS_URL is required; the rest have defaults:
 //
 //	OFFLOAD_NATS_URL                 the NATS server(s) to connect to, comma-separated
 //	OFFLOAD_NATS_POOL                ServeOptions.Pool; default "offload"
@@ -41,7 +41,7 @@ import (
 // A URL with user and password (nats://user:pass@host:4222) works too;
 // credentials in files keep them out of the process's environment.
 const (
-	EnvURL               = nodehook.EnvURL // what pool.Main looks for
+	EnvURL               = transport.EnvNodeURL // what Main looks for
 	EnvPool              = "OFFLOAD_NATS_POOL"
 	EnvName              = "OFFLOAD_NATS_NAME"
 	EnvWorkers           = "OFFLOAD_NATS_WORKERS"
@@ -59,13 +59,33 @@ const (
 	EnvTLSKey            = "OFFLOAD_NATS_TLS_KEY"
 )
 
-// Registering the node's entry point only fills in a variable: no
-// goroutine, no network, until pool.Main finds OFFLOAD_NATS_URL set.
-func init() { nodehook.Serve = serveFromEnv }
+// Main is pool.Main for a binary that may also be a worker node: call it
+// first thing in main instead of pool.Main (and in TestMain, for tests
+// that start node processes):
+//
+//	func main() {
+//		natsremote.Main()
+//		...
+//	}
+//
+// In a process started as a Subprocess pool's worker it serves as
+// pool.Main does and never returns. With OFFLOAD_NATS_URL set (see EnvURL
+// and the variables beside it) it serves the registered tasks as a worker
+// node until the process gets SIGINT or SIGTERM, then exits: status 0
+// after a signal, 1 if serving failed, 2 for a bad environment. In any
+// other process it returns at once, having done nothing but read
+// environment variables.
+func Main() {
+	if code, worker := subproc.ServeWorker(); worker {
+		os.Exit(code)
+	}
+	if os.Getenv(EnvURL) != "" {
+		os.Exit(serveFromEnv())
+	}
+}
 
-// serveFromEnv is a node process's life, for pool.Main: Serve as the
-// environment says until SIGINT or SIGTERM. Status 0 after a signal, 1 if
-// serving failed, 2 for a bad environment.
+// serveFromEnv is a node process's life: Serve as the environment says
+// until SIGINT or SIGTERM, and the exit status.
 func serveFromEnv() int {
 	o, err := optionsFromEnv(os.Getenv)
 	if err != nil {

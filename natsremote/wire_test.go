@@ -7,13 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/offloadgo/offload/internal/nodehook"
 )
-
-func TestEnvURLIsPoolMains(t *testing.T) {
-	assert.Equal(t, nodehook.EnvURL, EnvURL)
-}
 
 func TestWireRoundTrips(t *testing.T) {
 	t.Parallel()

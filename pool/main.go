@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/offloadgo/offload/internal/nodehook"
 	"github.com/offloadgo/offload/internal/subproc"
+	"github.com/offloadgo/offload/internal/transport"
 )
 
 // Main makes the program a worker for Subprocess pools. Call it first thing
@@ -18,28 +18,22 @@ import (
 //
 // In a process started as a pool's worker, Main serves the registered
 // tasks and never returns: the process exits when its pool closes the
-// channel or dies.
+// channel or dies. In any other process Main returns at once, having done
+// nothing but read environment variables. A worker that cannot reach its
+// pool prints why to stderr and exits with status 2.
 //
-// Main also makes the program a worker node of Remote pools: when the
-// environment variable OFFLOAD_NATS_URL is set (see package natsremote
-// for it and the others), Main serves the registered tasks to the pools
-// of that NATS server until the process gets SIGINT or SIGTERM, then
-// exits. A node binary must import natsremote (a blank import will do);
-// without it Main says so on stderr and exits with status 2.
-//
-// In any other process Main returns at once, having done nothing but
-// read environment variables. A worker that cannot reach its pool prints
-// why to stderr and exits with status 2.
+// A binary that may also run as a worker node of Remote pools calls
+// natsremote.Main instead, which does what Main does and then serves as a
+// node when OFFLOAD_NATS_URL is set. Main refuses to run with that
+// variable set — it says to call natsremote.Main, and exits with status 2 —
+// rather than go on as if no node had been asked for.
 func Main() {
 	if code, worker := subproc.ServeWorker(); worker {
 		os.Exit(code)
 	}
-	if os.Getenv(nodehook.EnvURL) != "" {
-		if nodehook.Serve == nil {
-			fmt.Fprintln(os.Stderr, "pool: "+nodehook.EnvURL+" is set, but this binary does not import "+
-				"github.com/offloadgo/offload/natsremote, which serves as a worker node")
-			os.Exit(2)
-		}
-		os.Exit(nodehook.Serve())
+	if os.Getenv(transport.EnvNodeURL) != "" {
+		fmt.Fprintln(os.Stderr, "pool: "+transport.EnvNodeURL+" is set, which asks this binary to serve as a worker node, "+
+			"but it called pool.Main: call natsremote.Main() instead (it does what pool.Main does, then serves as a node)")
+		os.Exit(2)
 	}
 }

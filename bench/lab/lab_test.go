@@ -15,13 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/pool"
 )
 
 // TestMain lets the test binary be the lab's server and its pool workers,
 // as the lab binary is.
 func TestMain(m *testing.M) {
-	pool.Main()
+	natsremote.Main()
 	if raw := os.Getenv(serverEnv); raw != "" {
 		if err := serve(raw); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -33,11 +33,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offloadgo/offload/pool"
+	"github.com/offloadgo/offload/natsremote"
 )
 
 func main() {
-	pool.Main() // in a subprocess worker (the proc modes re-execute this binary): serve, exit
+	natsremote.Main() // in a subprocess worker or a node (the proc and remote modes re-execute this binary): serve, exit
 	if raw := os.Getenv(serverEnv); raw != "" {
 		if err := serve(raw); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -17,7 +17,7 @@ import (
 
 // remotePool makes the server's pool for a remoteN mode: a Remote pool of
 // n worker nodes of one worker each, each a copy of this binary serving as
-// a node (pool.Main, as OFFLOAD_NATS_URL says), reached through a NATS
+// a node (natsremote.Main, as OFFLOAD_NATS_URL says), reached through a NATS
 // server embedded in the lab's server process and listening on 127.0.0.1.
 // It returns once every node has joined; stop ends the pool, the nodes
 // and the NATS server.

@@ -29,3 +29,8 @@ type NodeLister interface {
 type SlotCounter interface {
 	Slots() int
 }
+
+// EnvNodeURL names the environment variable that makes a binary a worker
+// node of Remote pools (natsremote.EnvURL): natsremote.Main serves when it
+// is set, and pool.Main refuses to run as if it were not.
+const EnvNodeURL = "OFFLOAD_NATS_URL"

@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A binary asked to serve as a worker node without natsremote linked in
-// says why and exits 2, rather than run as if nothing were asked.
-func TestMainAsNodeWithoutNatsremote(t *testing.T) {
+// A binary asked to serve as a worker node that calls pool.Main rather
+// than natsremote.Main says what to call and exits 2, rather than run as
+// if nothing were asked.
+func TestMainAsNodeSaysToCallNatsremoteMain(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "OFFLOAD_NATS_URL=nats://127.0.0.1:1")
@@ -19,5 +20,6 @@ func TestMainAsNodeWithoutNatsremote(t *testing.T) {
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "output: %s", out)
 	assert.Equal(t, 2, exit.ExitCode())
-	assert.Contains(t, string(out), "OFFLOAD_NATS_URL is set, but this binary does not import github.com/offloadgo/offload/natsremote")
+	assert.Contains(t, string(out), "OFFLOAD_NATS_URL is set")
+	assert.Contains(t, string(out), "call natsremote.Main() instead")
 }
