@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/offloadgo/offload/internal/subproc"
-	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -41,7 +40,7 @@ import (
 // A URL with user and password (nats://user:pass@host:4222) works too;
 // credentials in files keep them out of the process's environment.
 const (
-	EnvURL               = transport.EnvNodeURL // what Main looks for
+	EnvURL               = "OFFLOAD_NATS_URL" // what Main looks for (and pool.Main refuses)
 	EnvPool              = "OFFLOAD_NATS_POOL"
 	EnvName              = "OFFLOAD_NATS_NAME"
 	EnvWorkers           = "OFFLOAD_NATS_WORKERS"

@@ -21,12 +21,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
+}
+
+// The variable natsremote.Main serves for is the one pool.Main refuses.
+func TestEnvURLIsTheSeams(t *testing.T) {
+	assert.Equal(t, transport.EnvNodeURL, EnvURL)
 }
 
 // Every setting a node takes from its environment reaches its options.

@@ -157,3 +157,23 @@ func TestOptions(t *testing.T) {
 		assert.Error(t, natsremote.Serve(context.Background(), nc, o), "%+v", o)
 	}
 }
+
+// A Transport is enough to make a Remote pool: Isolation may be left zero,
+// but a Subprocess pool with a Transport is refused.
+func TestTransportMakesThePoolRemote(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	tr, err := natsremote.New(connect(t, s), natsremote.Options{Pool: "implied", Heartbeat: testHeartbeat})
+	require.NoError(t, err)
+	p, err := pool.New(pool.Options{Workers: 1, Transport: tr, Logger: quiet})
+	require.NoError(t, err)
+	defer p.Close()
+	assert.Equal(t, pool.Remote, p.Options().Isolation)
+	serve(t, s, natsremote.ServeOptions{Pool: "implied", Local: pool.Options{Workers: 1}})
+	waitNodes(t, p, 1)
+	out, err := pool.Run(testCtx(t), p, add, [2]int{2, 2})
+	require.NoError(t, err)
+	assert.Equal(t, 4, out)
+	_, err = pool.New(pool.Options{Isolation: pool.Subprocess, Transport: tr})
+	assert.ErrorContains(t, err, "Transport")
+}

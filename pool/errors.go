@@ -16,33 +16,46 @@ var (
 	// are running and MaxQueue are waiting: the caller should shed the work
 	// (for HTTP, answer 503) rather than wait. QueueDelay's drops match
 	// it too.
-	ErrQueueFull = transport.ErrQueueFull
+	ErrQueueFull = errQueueFull()
 	// ErrClosed is returned for work submitted after Shutdown or Close, and
 	// for queued work that Close (or an expired Shutdown) dropped.
-	ErrClosed = transport.ErrClosed
+	ErrClosed = errClosed()
 	// ErrTerminated means a running task was stopped from outside: it had
 	// been sent to a worker process, which was terminated for it (its
 	// caller gave up, or the pool closed under it).
-	ErrTerminated = transport.ErrTerminated
+	ErrTerminated = errTerminated()
 	// ErrWorkerCrashed means the worker process died under the task; the
 	// error carries a *cancel.Exit (errors.As) with the exit status or
 	// signal and the tail of the worker's stderr, which its message shows.
-	ErrWorkerCrashed = transport.ErrWorkerCrashed
+	ErrWorkerCrashed = errWorkerCrashed()
 	// ErrNodeLost means a Remote pool's worker node stopped answering
 	// while it ran the task (it was killed, partitioned or stopped): the
 	// task may have run, or be running still. It matches ErrWorkerCrashed.
-	ErrNodeLost = transport.ErrNodeLost
+	ErrNodeLost = errNodeLost()
 	// ErrUnknownTask means the task was never registered (or, for a worker
 	// process, was not registered at package level, so the worker lacks it).
-	ErrUnknownTask = transport.ErrUnknownTask
+	ErrUnknownTask = errUnknownTask()
 	// ErrPayloadTooLarge means a task's encoded input or output is larger
 	// than SubprocessOptions.MaxPayload.
-	ErrPayloadTooLarge = transport.ErrPayloadTooLarge
+	ErrPayloadTooLarge = errPayloadTooLarge()
 	// ErrGoexit means the task called runtime.Goexit (t.FailNow in a test
 	// helper, say) instead of returning: it has no result. The pool
 	// replaces the goroutine it ended and goes on.
-	ErrGoexit = transport.ErrGoexit
+	ErrGoexit = errGoexit()
 )
+
+// The sentinels are the seam's (internal/transport), one value on either
+// side of it, so that errors.Is matches what a transport returns; each is
+// read through a function so that go doc shows this package's names only,
+// as io/fs does.
+func errQueueFull() error       { return transport.ErrQueueFull }
+func errClosed() error          { return transport.ErrClosed }
+func errTerminated() error      { return transport.ErrTerminated }
+func errWorkerCrashed() error   { return transport.ErrWorkerCrashed }
+func errNodeLost() error        { return transport.ErrNodeLost }
+func errUnknownTask() error     { return transport.ErrUnknownTask }
+func errPayloadTooLarge() error { return transport.ErrPayloadTooLarge }
+func errGoexit() error          { return transport.ErrGoexit }
 
 // RemoteError is the error a task returned in a worker process. Errors
 // don't cross a process boundary, so errors.Is can't match the worker's

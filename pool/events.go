@@ -40,26 +40,27 @@ type WorkerEvent struct {
 // WorkerEventKind says what a WorkerEvent reports.
 type WorkerEventKind int
 
-// The kinds of WorkerEvent, and the level each is logged at.
+// The kinds of WorkerEvent, and the level each is logged at. (They mirror
+// the seam's kinds, in order; a test holds them equal.)
 const (
 	// WorkerStarted: a process is up and ready to serve (Debug).
-	WorkerStarted WorkerEventKind = WorkerEventKind(transport.Started)
+	WorkerStarted WorkerEventKind = iota + 1
 	// WorkerStartFailed: a process did not come up; the task waiting for
 	// it fails with ErrWorkerCrashed (Error).
-	WorkerStartFailed WorkerEventKind = WorkerEventKind(transport.StartFailed)
+	WorkerStartFailed
 	// WorkerRecycled: a process served MaxTasksPerWorker tasks and is
 	// replaced (Info).
-	WorkerRecycled WorkerEventKind = WorkerEventKind(transport.Recycled)
+	WorkerRecycled
 	// WorkerTerminated: a process was terminated — asked to cancel, killed
 	// after TerminateGrace — for a task whose caller gave up or whose pool
 	// closed, and is replaced (Info).
-	WorkerTerminated WorkerEventKind = WorkerEventKind(transport.Terminated)
+	WorkerTerminated
 	// WorkerCrashed: a process died on its own — exit, signal, fatal
 	// error, memory limit — and is replaced (Warn).
-	WorkerCrashed WorkerEventKind = WorkerEventKind(transport.Crashed)
+	WorkerCrashed
 	// WorkerRetired: a process broke its channel's books (a reply it could
 	// not send, a call it could not read) and is replaced (Warn).
-	WorkerRetired WorkerEventKind = WorkerEventKind(transport.Retired)
+	WorkerRetired
 )
 
 func (k WorkerEventKind) String() string {

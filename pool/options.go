@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/offloadgo/offload/internal/subproc"
 	"github.com/offloadgo/offload/internal/transport"
 )
 
@@ -100,8 +99,9 @@ type Options struct {
 	// refuses settings that would be silently ignored.
 	Subprocess SubprocessOptions
 
-	// Transport carries the tasks of an Isolation Remote pool to its
-	// worker nodes (see package natsremote); it must be nil otherwise.
+	// Transport carries the tasks of a Remote pool to its worker nodes
+	// (see package natsremote). Set, it makes the pool Remote: Isolation
+	// may be left zero. It must be nil for a Subprocess pool.
 	Transport Transport
 
 	// Logger receives what the pool has to report: each WorkerEvent, at
@@ -152,10 +152,10 @@ type SubprocessOptions struct {
 // Limits of SubprocessOptions.MaxPayload.
 const (
 	// DefaultMaxPayload is MaxPayload's default: 64 MiB.
-	DefaultMaxPayload = subproc.DefaultMaxPayload
-	// MaxPayloadLimit is the largest MaxPayload: the channel's frame limit,
-	// less room for a call's header.
-	MaxPayloadLimit = subproc.MaxPayloadLimit
+	DefaultMaxPayload = 64 << 20
+	// MaxPayloadLimit is the largest MaxPayload: the channel's frame limit
+	// (1 GiB), less room for a call's header.
+	MaxPayloadLimit = 1<<30 - 4096
 )
 
 // DefaultWorkers is the number of workers a Pool gets when Options.Workers
@@ -207,6 +207,10 @@ func (o Options) settle() (settings, error) {
 	default:
 		return settings{}, fmt.Errorf("pool: MaxQueue is %d, want >= 0, Unbounded or NoQueue", o.MaxQueue)
 	}
+	if o.Transport != nil && o.Isolation == InProcess {
+		o.Isolation = Remote // a transport says where the tasks go
+		s.Isolation = Remote
+	}
 	switch o.Isolation {
 	case InProcess, Remote, Subprocess:
 	default:
@@ -228,8 +232,13 @@ func (o Options) settle() (settings, error) {
 }
 
 // Transport carries a Remote pool's tasks to its workers; package
-// natsremote makes one. It can't be implemented outside this module: its
-// method takes an internal type. New binds it to the new pool.
+// natsremote makes one, and New binds it to the new pool. It is sealed:
+// its method takes the seam's internal types, so only this module's
+// transports implement it. The seam (admission stays the pool's; a
+// transport carries one call per worker, reports its workers' events, and
+// decides what a cancel does where the task runs) is young and changes
+// with each kind of worker; sealing keeps it free to, where a public
+// interface would freeze it.
 type Transport interface {
 	Bind(transport.Env) (transport.Transport, error)
 }

@@ -165,7 +165,8 @@ func TestNewValidatesOptions(t *testing.T) {
 		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{MaxPayload: pool.MaxPayloadLimit + 1}}, "MaxPayload"},
 		{pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{StartTimeout: -1}}, "StartTimeout"},
 		{pool.Options{Isolation: pool.Remote}, "Options.Transport"},
-		{pool.Options{Transport: refusingTransport{}}, "Isolation is InProcess"},
+		{pool.Options{Transport: refusingTransport{}}, "refuses to bind"}, // a Transport alone means Remote
+		{pool.Options{Isolation: pool.Subprocess, Transport: refusingTransport{}}, "Isolation is Subprocess"},
 		{pool.Options{Isolation: pool.Remote, Transport: refusingTransport{}}, "refuses to bind"},
 		// Settings InProcess would ignore are refused, valid or not.
 		{pool.Options{Subprocess: pool.SubprocessOptions{MemoryLimit: -5}}, "Isolation is InProcess"},

@@ -117,9 +117,3 @@ type Env struct {
 	// Logger is the pool's logger (never nil).
 	Logger *slog.Logger
 }
-
-// Binder is a transport not yet bound to a pool, as package pool takes it
-// in Options.Transport: New binds it once, to the new pool.
-type Binder interface {
-	Bind(Env) (Transport, error)
-}
