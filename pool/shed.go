@@ -58,8 +58,9 @@ type ShedOptions struct {
 	MinRetryAfter, MaxRetryAfter time.Duration
 
 	// OnShed, when set, is called on the request's goroutine for every
-	// request Shed turns away, before the 503 is written: count or log it
-	// there, quickly. It must not write to the response.
+	// request Shed turns away, before the 503 is written: log it there,
+	// quickly (Stats.Shed counts them already, by reason). It must not
+	// write to the response.
 	OnShed func(r *http.Request, reason ShedReason)
 }
 
@@ -209,6 +210,7 @@ func (s *shedder) retryAfter(l Load) int {
 }
 
 func (s *shedder) reject(w http.ResponseWriter, r *http.Request, reason ShedReason, retry int) {
+	s.pool.stats.shed[reason].Add(1) // Stats.Shed; reason is one of the four
 	if s.onShed != nil {
 		s.onShed(r, reason)
 	}

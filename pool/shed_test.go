@@ -164,6 +164,9 @@ func (fx *shedFixture) assertShed(t *testing.T, rec *httptest.ResponseRecorder, 
 	assert.GreaterOrEqual(t, retry, 1)
 	assert.LessOrEqual(t, retry, 60)
 	assert.Contains(t, rec.Body.String(), want.String())
+	shed := fx.pool.Stats().Shed
+	assert.EqualValues(t, 1, shed.Count(want), "Stats.Shed counts it by its reason: %+v", shed)
+	assert.EqualValues(t, 1, shed.Total(), "and by no other: %+v", shed)
 }
 
 func TestShedQueueFull(t *testing.T) {
@@ -188,6 +191,7 @@ func TestShedAdmits(t *testing.T) {
 	assert.Equal(t, "ok", rec.Body.String())
 	assert.EqualValues(t, 1, fx.served.Load())
 	assert.Zero(t, fx.shed.Load())
+	assert.Zero(t, fx.pool.Stats().Shed.Total())
 }
 
 func TestShedMaxWait(t *testing.T) {

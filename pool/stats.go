@@ -2,6 +2,7 @@ package pool
 
 import (
 	"sync/atomic"
+	"time"
 )
 
 // Stats is a snapshot of a pool's state and history, from Pool.Stats.
@@ -49,6 +50,40 @@ type Stats struct {
 	// Tasks breaks down the tasks that ran by task name, counted when
 	// Completed, Failed and RunTime count them.
 	Tasks map[string]TaskStats
+
+	// Shed counts the requests the pool's Shed middleware answered 503
+	// before their handler ran, by reason. They never reached the pool, so
+	// no other count has them (Rejected counts submissions the pool
+	// refused).
+	Shed ShedStats
+
+	// OldestRunning is how long the longest-running task has been running
+	// (0 when none runs): a task that ignores its ctx holds its worker
+	// until it returns, and this is where it shows.
+	OldestRunning time.Duration
+}
+
+// ShedStats counts the requests Shed turned away, by ShedReason.
+type ShedStats struct {
+	Closed, QueueFull, MaxWait, Deadline uint64
+}
+
+// Total is every request Shed turned away.
+func (s ShedStats) Total() uint64 { return s.Closed + s.QueueFull + s.MaxWait + s.Deadline }
+
+// Count is the requests turned away for reason (0 for an unknown one).
+func (s ShedStats) Count(reason ShedReason) uint64 {
+	switch reason {
+	case ShedClosed:
+		return s.Closed
+	case ShedQueueFull:
+		return s.QueueFull
+	case ShedMaxWait:
+		return s.MaxWait
+	case ShedDeadline:
+		return s.Deadline
+	}
+	return 0
 }
 
 // tally is what one worker records about the tasks it ran. It is written
@@ -97,6 +132,7 @@ type recorder struct {
 	submitted uint64 // guarded by the pool's lock, which admission holds anyway
 
 	rejected, canceled, terminated, crashed, recycled atomic.Uint64
+	shed                                              [ShedDeadline + 1]atomic.Uint64 // by ShedReason; [0] unused
 
 	retired      tally // of workers that have exited; guarded by the pool's lock
 	retiredNanos int64 // their summed lifetime; guarded by the pool's lock
@@ -138,19 +174,24 @@ func (p *Pool) Stats() Stats {
 	tasks := map[string]TaskStats{}
 	r.retired.addTasksTo(tasks)
 	lived := r.retiredNanos
-	var running int64
+	var running, oldest int64
 	for w := range p.all {
 		sum.merge(&w.tally)
 		w.tally.addTasksTo(tasks)
 		lived += t - w.born
 		if w.current != nil {
-			running += t - w.startedAt.Load()
+			ran := t - w.startedAt.Load()
+			running += ran
+			oldest = max(oldest, ran)
 		}
 	}
 	p.mu.Unlock()
 	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()+sum.canceled
 	s.Terminated, s.Crashed, s.Recycled = r.terminated.Load(), r.crashed.Load(), r.recycled.Load()
 	s.Completed, s.Failed = sum.completed, sum.failed
+	s.OldestRunning = time.Duration(oldest)
+	s.Shed = ShedStats{Closed: r.shed[ShedClosed].Load(), QueueFull: r.shed[ShedQueueFull].Load(),
+		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load()}
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
 	if lived > 0 {
 		busy := int64(sum.runTime.sum) + running

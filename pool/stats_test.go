@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -166,4 +167,40 @@ func TestStatsByTaskAcrossTurnsAndExits(t *testing.T) {
 	assert.Zero(t, st.Tasks["test.add"].Failed)
 	assert.Zero(t, st.Tasks["test.fail"].Completed)
 	assert.Equal(t, st.RunTime.Sum, st.Tasks["test.add"].RunTime+st.Tasks["test.fail"].RunTime)
+}
+
+// OldestRunning is the age of the longest-running task, and 0 when none
+// runs: a task stuck on a ctx it ignores shows there. (In a synctest
+// bubble, its age is exact.)
+func TestStatsOldestRunning(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, pool.Options{Workers: 2})
+		assert.Zero(t, p.Stats().OldestRunning)
+		free1 := occupy(t, p)
+		time.Sleep(3 * time.Second)
+		free2 := occupy(t, p)
+		time.Sleep(2 * time.Second)
+		assert.Equal(t, 5*time.Second, p.Stats().OldestRunning, "the first task's age, not the second's")
+		free1()
+		assert.Equal(t, 2*time.Second, p.Stats().OldestRunning, "now the second's")
+		free2()
+		assert.Zero(t, p.Stats().OldestRunning)
+	})
+}
+
+// occupy holds one of p's workers with a task until free is called.
+func occupy(t *testing.T, p *pool.Pool) (free func()) {
+	t.Helper()
+	release := make(chan struct{})
+	started := make(chan int, 1)
+	f, err := pool.Submit(context.Background(), p, wait, gate{started: started, release: release})
+	require.NoError(t, err)
+	<-started
+	return func() {
+		close(release)
+		_, err := f.Wait()
+		require.NoError(t, err)
+		synctest.Wait() // the worker has settled the task
+	}
 }

@@ -1,6 +1,8 @@
 package poolotel
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
@@ -18,6 +20,8 @@ type instruments struct {
 	taskRunTime                                      metric.Float64ObservableCounter
 	nodeWorkers, nodeBusy, nodeInFlight              metric.Int64ObservableGauge
 	nodeAge                                          metric.Float64ObservableGauge
+	shed                                             metric.Int64ObservableCounter
+	oldestRunning                                    metric.Float64ObservableGauge
 	all                                              []metric.Observable
 }
 
@@ -70,6 +74,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.nodeBusy = gauge("offload.pool.node.workers.busy", "{worker}", "A Remote pool's worker node: its slots in use, as it last advertised them.")
 	in.nodeInFlight = gauge("offload.pool.node.inflight", "{task}", "A Remote pool's worker node: this pool's tasks running on it now.")
 	in.nodeAge = fgauge("offload.pool.node.advert.age", "s", "A Remote pool's worker node: time since its last capacity advert.")
+	in.shed = counter("offload.pool.shed", "{request}", "Requests the pool's Shed middleware answered 503 before their handler ran, by reason.")
+	in.oldestRunning = fgauge("offload.pool.running.oldest", "s", "How long the longest-running task has been running (0 when none runs).")
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -93,6 +99,11 @@ func (in *instruments) observe(o metric.Observer, poolAttr attribute.KeyValue, s
 	o.ObserveInt64(in.busy, int64(st.Busy), attrs)
 	o.ObserveInt64(in.queued, int64(st.Queued), attrs)
 	o.ObserveFloat64(in.utilization, st.Utilization, attrs)
+	o.ObserveFloat64(in.oldestRunning, st.OldestRunning.Seconds(), attrs)
+	for _, reason := range []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline} {
+		label := strings.ReplaceAll(reason.String(), " ", "_")
+		o.ObserveInt64(in.shed, int64(st.Shed.Count(reason)), metric.WithAttributes(poolAttr, attribute.String("reason", label)))
+	}
 	o.ObserveFloat64(in.waitTotal, st.WaitTime.Sum.Seconds(), attrs)
 	o.ObserveFloat64(in.runTotal, st.RunTime.Sum.Seconds(), attrs)
 	quantiles(o, in.wait, poolAttr, st.WaitTime)

@@ -11,7 +11,12 @@
 //   - counters offload.pool.tasks.{submitted,completed,failed,rejected,canceled}
 //     and offload.pool.workers.{terminated,crashed,recycled};
 //   - gauges offload.pool.workers, offload.pool.workers.busy,
-//     offload.pool.queue.length and offload.pool.utilization;
+//     offload.pool.queue.length, offload.pool.utilization and
+//     offload.pool.running.oldest (seconds the longest-running task has
+//     run: a task stuck on a ctx it ignores shows here);
+//   - the counter offload.pool.shed{reason}: requests the pool's Shed
+//     middleware answered 503 before their handler ran (reason closed,
+//     queue_full, max_wait or deadline);
 //   - offload.pool.queue.wait and offload.pool.run.duration, gauges in
 //     seconds with the attribute quantile (0.5, 0.9, 0.99, 1 for the
 //     maximum) — OpenTelemetry has no observable histogram, and a pool's

@@ -3,6 +3,8 @@ package poolotel_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -25,6 +27,11 @@ func TestMain(m *testing.M) {
 var (
 	echo = pool.Register("poolotel.echo", func(_ context.Context, n int) (int, error) { return n, nil })
 	fail = pool.Register("poolotel.fail", func(context.Context, int) (int, error) { return 0, errors.New("no") })
+	// block holds its worker until its channel closes.
+	block = pool.Register("poolotel.block", func(_ context.Context, release chan struct{}) (int, error) {
+		<-release
+		return 0, nil
+	})
 )
 
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
@@ -119,10 +126,29 @@ func TestRegister(t *testing.T) {
 	assert.Equal(t, 1.0, point(t, m["offload.pool.task.runs"], poolAttr,
 		attribute.String("task", "poolotel.fail"), attribute.String("outcome", "failed")))
 
+	assert.Zero(t, point(t, m["offload.pool.running.oldest"], poolAttr), "nothing runs")
+	assert.Zero(t, point(t, m["offload.pool.shed"], poolAttr, attribute.String("reason", "queue_full")))
+
+	// A held task: its age shows, and Shed's 503s count by reason.
+	release := make(chan struct{})
+	held, err := pool.Submit(ctx, p, block, release)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return p.Stats().OldestRunning > 0 }, 5*time.Second, time.Millisecond)
+	rec := httptest.NewRecorder()
+	pool.Shed(p, pool.ShedOptions{})(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	m = collect(t, reader)
+	assert.Positive(t, point(t, m["offload.pool.running.oldest"], poolAttr))
+	assert.Equal(t, 1.0, point(t, m["offload.pool.shed"], poolAttr, attribute.String("reason", "queue_full")))
+	assert.Zero(t, point(t, m["offload.pool.shed"], poolAttr, attribute.String("reason", "max_wait")))
+	close(release)
+	_, err = held.Wait()
+	require.NoError(t, err)
+
 	_, err = pool.Run(ctx, p, echo, 9)
 	require.NoError(t, err)
 	m = collect(t, reader)
-	assert.Equal(t, 6.0, point(t, m["offload.pool.tasks.submitted"], poolAttr), "counters move")
+	assert.Equal(t, 7.0, point(t, m["offload.pool.tasks.submitted"], poolAttr), "counters move")
 
 	require.NoError(t, reg.Unregister())
 	m = collect(t, reader)

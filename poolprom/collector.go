@@ -3,6 +3,7 @@ package poolprom
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -129,6 +130,10 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, name string, st pool.St
 	gauge(d.busy, float64(st.Busy))
 	gauge(d.queued, float64(st.Queued))
 	gauge(d.utilization, st.Utilization)
+	gauge(d.oldestRunning, st.OldestRunning.Seconds())
+	for _, reason := range shedReasons {
+		ch <- prometheus.MustNewConstMetric(d.shed, prometheus.CounterValue, float64(st.Shed.Count(reason)), name, reasonLabel(reason))
+	}
 	ch <- newHistogram(d.queueWait, st.WaitTime, c.buckets, name)
 	ch <- newHistogram(d.runTime, st.RunTime, c.buckets, name)
 	for task, ts := range st.Tasks {
@@ -141,3 +146,9 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, name string, st pool.St
 		ch <- prometheus.MustNewConstMetric(d.taskRunSeconds, prometheus.CounterValue, ts.RunTime.Seconds(), name, task)
 	}
 }
+
+// shedReasons are the reasons Shed turns a request away.
+var shedReasons = []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline}
+
+// reasonLabel is a reason as a label value: "queue_full", not "queue full".
+func reasonLabel(r pool.ShedReason) string { return strings.ReplaceAll(r.String(), " ", "_") }

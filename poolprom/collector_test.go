@@ -232,3 +232,41 @@ func TestCollectorNativeHistograms(t *testing.T) {
 	assert.LessOrEqual(t, last.GetCumulativeCount(), h.GetSampleCount())
 	assert.EqualValues(t, 50, h.GetSampleCount())
 }
+
+// Shed's 503s and a stuck task reach the scrape: offload_shed_total by
+// reason, and offload_oldest_running_seconds while a task holds its worker.
+func TestCollectorShedAndOldestRunning(t *testing.T) {
+	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
+	require.NoError(t, err)
+	defer p.Close()
+	c := poolprom.New(poolprom.Options{})
+	require.NoError(t, c.Add("shed", p))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	holdCtx, release := context.WithCancel(context.Background())
+	held, err := pool.Submit(holdCtx, p, hold, 0)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 5*time.Second, time.Millisecond)
+	handler := pool.Shed(p, pool.ShedOptions{})(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for range 3 {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	}
+	require.Eventually(t, func() bool { return p.Stats().OldestRunning > 0 }, 5*time.Second, time.Millisecond)
+	m := scrape(t, srv)
+	assert.Equal(t, 3.0, value(t, m, "offload_shed_total", "shed", "reason", "queue_full"))
+	for _, reason := range []string{"closed", "max_wait", "deadline"} {
+		assert.Zero(t, value(t, m, "offload_shed_total", "shed", "reason", reason), reason)
+	}
+	assert.Positive(t, value(t, m, "offload_oldest_running_seconds", "shed"), "the held task's age")
+
+	release()
+	_, err = held.Wait()
+	require.ErrorIs(t, err, context.Canceled)
+	require.Eventually(t, func() bool { return value(t, scrape(t, srv), "offload_oldest_running_seconds", "shed") == 0 },
+		5*time.Second, time.Millisecond, "nothing runs")
+}

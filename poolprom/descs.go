@@ -10,6 +10,7 @@ type descs struct {
 	queueWait, runTime                               *prometheus.Desc
 	taskRuns, taskRunSeconds                         *prometheus.Desc
 	nodeWorkers, nodeBusy, nodeInFlight, nodeAge     *prometheus.Desc
+	shed, oldestRunning                              *prometheus.Desc
 }
 
 func newDescs(ns string) descs {
@@ -39,6 +40,8 @@ func newDescs(ns string) descs {
 		nodeBusy:       desc("node_busy_workers", "A Remote pool's worker node: its slots in use, as it last advertised them.", node...),
 		nodeInFlight:   desc("node_inflight_tasks", "A Remote pool's worker node: this pool's tasks running on it now.", node...),
 		nodeAge:        desc("node_advert_age_seconds", "A Remote pool's worker node: time since its last capacity advert.", node...),
+		shed:           desc("shed_total", "Requests the pool's Shed middleware answered 503 before their handler ran, by reason.", "pool", "reason"),
+		oldestRunning:  desc("oldest_running_seconds", "How long the longest-running task has been running (0 when none runs).", pool...),
 	}
 }
 
@@ -50,6 +53,7 @@ func (d *descs) each(f func(*prometheus.Desc)) {
 		d.workers, d.busy, d.queued, d.utilization,
 		d.queueWait, d.runTime, d.taskRuns, d.taskRunSeconds,
 		d.nodeWorkers, d.nodeBusy, d.nodeInFlight, d.nodeAge,
+		d.shed, d.oldestRunning,
 	} {
 		f(desc)
 	}

@@ -16,9 +16,14 @@
 //   - counters: submitted, completed, failed, rejected, canceled (tasks);
 //     terminated, crashed, recycled (worker processes) — each
 //     NAMESPACE_<what>_total{pool};
+//   - NAMESPACE_shed_total{pool,reason}: requests the pool's Shed
+//     middleware answered 503 before their handler ran, by reason
+//     (closed, queue_full, max_wait, deadline);
 //   - gauges: NAMESPACE_workers, NAMESPACE_busy_workers,
-//     NAMESPACE_queued_tasks and NAMESPACE_utilization (busy time over
-//     worker time, 0 to 1);
+//     NAMESPACE_queued_tasks, NAMESPACE_utilization (busy time over
+//     worker time, 0 to 1) and NAMESPACE_oldest_running_seconds (how long
+//     the longest-running task has run: a task stuck on a ctx it ignores
+//     shows here);
 //   - histograms: NAMESPACE_queue_wait_seconds and NAMESPACE_run_seconds,
 //     with classic buckets (Options.Buckets) and, for scrapers that ask
 //     for them (the protobuf format), native buckets (schema 3: eight per
