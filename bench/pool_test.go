@@ -60,6 +60,17 @@ func BenchmarkPoolRun(b *testing.B) {
 			}
 		}
 	})
+	b.Run("peer=offload-func", func(b *testing.B) {
+		// A closure (RunFunc), as ants and pond take one, rather than a
+		// registered task: what the closure costs on top of Run.
+		p := newOffload(b, pool.Options{MinWorkers: workers})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := pool.RunFunc(ctx, p, func(context.Context) (int, error) { return work(i), nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("peer=ants", func(b *testing.B) {
 		p := newAnts(workers)
 		defer p.Release()

@@ -177,3 +177,21 @@ func TestTransportMakesThePoolRemote(t *testing.T) {
 	_, err = pool.New(pool.Options{Isolation: pool.Subprocess, Transport: tr})
 	assert.ErrorContains(t, err, "Transport")
 }
+
+// A closure can't cross to a node: RunFunc on a Remote pool fails at once,
+// saying to Register the task, and publishes nothing.
+func TestRunFuncRefusedOnRemotePool(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	nc := connect(t, s)
+	w := wiretap(t, connect(t, s))
+	serve(t, s, natsremote.ServeOptions{Pool: "closures", Local: pool.Options{Workers: 1}})
+	p := remotePool(t, nc, "closures", pool.Options{Workers: 1})
+	waitNodes(t, p, 1)
+	from := w.mark(t, nc)
+	_, err := pool.RunFunc(testCtx(t), p, func(context.Context) (int, error) { return 1, nil })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pool.Register")
+	to := w.mark(t, nc)
+	assert.Zero(t, countOf(w.kinds(from, to, "offload.closures.node."), "call"), "nothing was sent")
+}

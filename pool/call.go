@@ -61,7 +61,7 @@ func reuseCall[In, Out any](ctx context.Context, p *Pool, t Task[In, Out], in In
 	if t.def == nil {
 		return newCall(ctx, t, in) // an unregistered task: admit rejects it
 	}
-	recycle := p.recycled(t.def.index)
+	recycle := p.recycled(t.def.index, t.def)
 	var c *call[In, Out]
 	if recycle != nil {
 		c, _ = recycle.Get().(*call[In, Out])
@@ -88,12 +88,22 @@ func (c *call[In, Out]) drop() {
 }
 
 // recycled is where p keeps Run's spent calls of the task with this
-// registry index, or nil (a task registered after New, a Pool not made by
-// New). Each pool keeps its own, not one per task for the process: a
-// call's channel belongs to the synctest bubble, if any, of the goroutine
-// that made it, and every user of a pool made in a bubble is in it.
-func (p *Pool) recycled(index int) *sync.Pool {
-	if p == nil || index >= len(p.calls) {
+// registry index, or of the closures def runs (index -1); nil for a task
+// registered after New, or a Pool not made by New. Each pool keeps its
+// own, not one per task for the process: a call's channel belongs to the
+// synctest bubble, if any, of the goroutine that made it, and every user
+// of a pool made in a bubble is in it.
+func (p *Pool) recycled(index int, def any) *sync.Pool {
+	switch {
+	case p == nil || p.calls == nil:
+		return nil
+	case index < 0:
+		if r, ok := p.closureCalls.Load(def); ok {
+			return r.(*sync.Pool)
+		}
+		r, _ := p.closureCalls.LoadOrStore(def, new(sync.Pool))
+		return r.(*sync.Pool)
+	case index >= len(p.calls):
 		return nil
 	}
 	return &p.calls[index]

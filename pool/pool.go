@@ -45,8 +45,10 @@ type Pool struct {
 	stats     recorder
 
 	// calls recycles Run's calls: one sync.Pool per task registered
-	// before New, by registry index (see recycled).
-	calls []sync.Pool
+	// before New, by registry index, and closureCalls per Closure name
+	// and Out type, by its definition (see recycled).
+	calls        []sync.Pool
+	closureCalls sync.Map
 }
 
 type state int
