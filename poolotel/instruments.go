@@ -121,7 +121,7 @@ func (in *instruments) observe(o metric.Observer, poolAttr attribute.KeyValue, s
 }
 
 // observeNodes reports a Remote pool's worker nodes (none for another
-// pool), from their capacity adverts.
+// pool), as the nodes last reported them.
 func (in *instruments) observeNodes(o metric.Observer, poolAttr attribute.KeyValue, nodes []pool.NodeStats) {
 	for _, n := range nodes {
 		attrs := metric.WithAttributes(poolAttr, attribute.String("node", n.ID))

@@ -26,7 +26,7 @@
 //   - by task name, offload.pool.task.runs{task,outcome} and
 //     offload.pool.task.run.time{task};
 //   - for a Remote pool, each worker node (pool.Pool.Nodes), as its
-//     latest capacity advert says: gauges offload.pool.node.workers,
+//     latest pong or answer says: gauges offload.pool.node.workers,
 //     offload.pool.node.workers.busy, offload.pool.node.inflight (this
 //     pool's tasks on it) and offload.pool.node.advert.age (seconds),
 //     each with the attribute node=ID.

@@ -95,7 +95,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // collectNodes sends the figures of a Remote pool's worker nodes (none
-// for another pool), from their capacity adverts.
+// for another pool), as the nodes last reported them.
 func (c *Collector) collectNodes(ch chan<- prometheus.Metric, name string, nodes []pool.NodeStats) {
 	d := &c.descs
 	for _, n := range nodes {

@@ -33,7 +33,7 @@
 //     completed, failed or canceled) and
 //     NAMESPACE_task_run_seconds_total{pool,task};
 //   - for a Remote pool, each worker node (pool.Pool.Nodes), as its
-//     latest capacity advert says, up to a heartbeat old:
+//     latest pong or answer says, up to a heartbeat old:
 //     NAMESPACE_node_workers, NAMESPACE_node_busy_workers,
 //     NAMESPACE_node_inflight_tasks (this pool's tasks on it) and
 //     NAMESPACE_node_advert_age_seconds, each {pool,node}.

@@ -3,13 +3,13 @@ package transport
 import "time"
 
 // NodeStats is what a transport whose workers are nodes elsewhere knows of
-// one of them: the node's own figures, from its latest capacity advert
-// (or answer), and this pool's calls on it.
+// one of them: the node's own figures, from its latest pong or answer,
+// and this pool's calls on it.
 type NodeStats struct {
 	ID       string // the node's name, as it advertises itself
 	Workers  int    // its slots: the workers of its local pool
-	Busy     int    // slots in use, as last advertised
-	Free     int    // slots free, as last reported (adverts, answers)
+	Busy     int    // slots in use, as last reported (pongs)
+	Free     int    // slots free, as last reported (pongs, answers)
 	InFlight int    // this pool's calls the node runs now
 	// AdvertAge is how long ago the node last advertised.
 	AdvertAge time.Duration
