@@ -195,12 +195,14 @@ func countOf(kinds []string, kind string) int {
 
 // A node that turned a call away as full says so as soon as a slot frees
 // — when the task holding it returns, even after its caller gave up — not
-// at its next heartbeat: the waiting call goes at once.
+// at its next heartbeat: the waiting call goes at once. The node and the
+// pool both keep an hour's heartbeat, so the call could go only on that
+// word, never on a periodic advert or ping.
 func TestFreedSlotIsAdvertisedAtOnce(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, embedded.Options{})
 	serve(t, s, natsremote.ServeOptions{Pool: "freed", Heartbeat: time.Hour, Local: pool.Options{Workers: 1}})
-	tr, err := natsremote.New(connect(t, s), natsremote.Options{Pool: "freed", Heartbeat: 3 * time.Second})
+	tr, err := natsremote.New(connect(t, s), natsremote.Options{Pool: "freed", Heartbeat: time.Hour})
 	require.NoError(t, err)
 	p, err := pool.New(pool.Options{Workers: 2, Isolation: pool.Remote, Transport: tr, Logger: quiet})
 	require.NoError(t, err)
@@ -214,11 +216,9 @@ func TestFreedSlotIsAdvertisedAtOnce(t *testing.T) {
 	require.Eventually(t, func() bool { return p.Nodes()[0].InFlight == 1 }, 10*time.Second, time.Millisecond)
 	start := time.Now()
 	out, err := pool.Run(testCtx(t), p, add, [2]int{1, 2})
-	require.NoError(t, err)
+	require.NoError(t, err, "sent once the held slot freed, not at an hour's heartbeat")
 	assert.Equal(t, 3, out)
-	took := time.Since(start)
-	assert.Less(t, took, 1500*time.Millisecond, "sent once the held slot freed (~300 ms), not at a heartbeat (3 s, 1 h)")
-	t.Logf("the waiting call was answered after %v", took)
+	t.Logf("the waiting call was answered after %v (the held task ran 300 ms)", time.Since(start))
 	_, err = held.Wait()
 	require.ErrorIs(t, err, pool.ErrTerminated)
 }

@@ -195,16 +195,17 @@ func (s *nodeServer) advertise() {
 // no lock: the local pool's Load is lock-free.
 func (s *nodeServer) status(leaving bool) status {
 	l := s.local.Load()
-	st := status{workers: l.Capacity, busy: l.Busy, free: s.free(), heartbeat: s.o.Heartbeat, leaving: leaving}
+	st := status{workers: l.Capacity, busy: l.Busy, free: freeOf(l), heartbeat: s.o.Heartbeat}
 	if leaving {
-		st.free = 0
+		st.free, st.leaving = 0, true
 	}
 	return st
 }
 
 // free is how many calls the node would take now.
-func (s *nodeServer) free() int {
-	l := s.local.Load()
+func (s *nodeServer) free() int { return freeOf(s.local.Load()) }
+
+func freeOf(l pool.Load) int {
 	if l.Closed {
 		return 0
 	}

@@ -101,6 +101,7 @@ func (s *submitter) forget(p *pending) {
 		delete(s.calls, p.id)
 		delete(p.node.calls, p.id)
 		p.node.sentSince = max(p.node.sentSince-1, 0)
+		s.wake() // the slot it was counted against may be free
 	}
 	s.mu.Unlock()
 	select {
@@ -159,12 +160,16 @@ func (s *submitter) onAnswer(h header, body []byte) {
 	if h.kind == kindFull {
 		free = 0 // whatever else it says: it just had no room
 	}
+	wasUnreachable := !p.node.unreachableAt.IsZero()
 	p.node.report(free, now)
 	if h.kind == kindFull {
 		p.fullAt[p.node.key] = p.node.reports
 	}
 	s.settle(p, answer{kind: h.kind, body: body})
-	s.wake(now)
+	if wasUnreachable {
+		s.countSlots(now) // it is usable again; otherwise an answer changes no node's slots
+	}
+	s.wake()
 }
 
 // onPong takes a node's answer to a ping, if it echoes the ping's nonce:
@@ -202,7 +207,8 @@ func (s *submitter) onPong(h header, body []byte) {
 	if n.leaving && len(n.calls) == 0 && s.nodes[n.id] == n {
 		s.drop(n, transport.Retired, nil)
 	}
-	s.wake(now)
+	s.countSlots(now)
+	s.wake()
 }
 
 // onNoResponders takes NATS's word that nobody subscribes to a node's
@@ -238,7 +244,8 @@ func (s *submitter) onNoResponders(reply string) {
 	} else if n.unreachableAt.IsZero() {
 		n.unreachableAt = now
 	}
-	s.wake(now)
+	s.countSlots(now)
+	s.wake()
 }
 
 // errGone is why a node nobody subscribes for any more was dropped.

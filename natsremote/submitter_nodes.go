@@ -185,10 +185,9 @@ func (s *submitter) event(ev transport.Event) {
 // outbox). s.mu may be held.
 func (s *submitter) post(f func()) { s.out.post(f) }
 
-// wake tells the runners waiting for room that there may be some, and
-// brings the count of live slots up to date. s.mu is held.
-func (s *submitter) wake(now time.Time) {
-	s.countSlots(now)
+// wake tells the runners waiting for room that there may be some. s.mu
+// is held.
+func (s *submitter) wake() {
 	if s.waiting > 0 {
 		close(s.changed)
 		s.changed = make(chan struct{})

@@ -68,7 +68,8 @@ func (s *submitter) check(now time.Time) {
 			pings = append(pings, s.ping(n, now))
 		}
 	}
-	s.wake(now)
+	s.countSlots(now) // time alone makes a silent node unusable
+	s.wake()
 	s.mu.Unlock()
 	for _, p := range pings {
 		p.send(s)

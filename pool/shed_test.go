@@ -59,6 +59,21 @@ func TestShedDecide(t *testing.T) {
 	}
 }
 
+// A Remote pool's shedder predicts waits from the workers its live nodes
+// offer (Load.Workers), not the configured ones: after a node is lost, the
+// same queue means a longer wait.
+func TestShedPredictsFromLiveWorkers(t *testing.T) {
+	t.Parallel()
+	l := Load{Workers: 1, InFlight: 2, Capacity: 10, RecentRunTime: 300 * time.Millisecond}
+	configured := &shedder{workers: 4, maxWait: 500 * time.Millisecond}
+	assert.Zero(t, configured.decide(l, 0, false), "four workers: one is free")
+	live := &shedder{workers: 4, live: true, maxWait: 500 * time.Millisecond}
+	assert.Equal(t, ShedMaxWait, live.decide(l, 0, false), "one live worker: two tasks ahead, 600 ms")
+	l.Capacity = 0
+	l.Workers = 0
+	assert.Equal(t, ShedQueueFull, live.decide(l, 0, false), "no live node")
+}
+
 func TestShedRetryAfter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
