@@ -26,7 +26,8 @@ var (
 	trivial = pool.Register("bench.trivial", func(_ context.Context, x int) (int, error) {
 		return work(x), nil
 	})
-	cpu10us = pool.Register("bench.cpu10us", func(_ context.Context, n int) (int, error) {
+	// cpuTask burns n rounds of CPU (burn); itersFor(d) gives the n for d.
+	cpuTask = pool.Register("bench.burn", func(_ context.Context, n int) (int, error) {
 		return burn(n), nil
 	})
 )
@@ -179,7 +180,7 @@ func BenchmarkPoolBatch(b *testing.B) {
 // workers; peer=ceiling is the same work split over two bare goroutines.
 func BenchmarkPoolBatch10us(b *testing.B) {
 	n := itersFor(10 * time.Microsecond)
-	runBatch(b, func(int) int { return n }, cpu10us, burn)
+	runBatch(b, func(int) int { return n }, cpuTask, burn)
 	b.Run("peer=ceiling", func(b *testing.B) {
 		for b.Loop() {
 			var wg sync.WaitGroup
