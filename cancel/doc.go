@@ -6,7 +6,7 @@
 // context.DeadlineExceeded; use it the same way for errors of your own.
 //
 // [Exit] is the account of how a worker process ended: its exit status or
-// signal, whether its supervisor killed it and why ([KillReason]: a
+// signal, whether the pool killed it and why ([KillReason]: a
 // terminate, the memory limit), the tail of its stderr and the Go runtime's
 // crash headline. A pool.ErrWorkerCrashed error carries one, for callers
 // that want more than the message:

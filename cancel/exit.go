@@ -6,22 +6,28 @@ import (
 	"syscall"
 )
 
-// KillReason says why the supervisor killed a worker, if it did.
+// KillReason says why the pool killed a worker process, if it did.
 type KillReason int
 
 const (
 	// NotKilled: the worker ended by itself (or by someone else's signal).
 	NotKilled KillReason = iota
-	// KilledByKill: Process.Kill was called.
+	// KilledByKill: the pool killed the worker at once, without a grace:
+	// it was alive but its channel to the pool had broken, so it could no
+	// longer be told anything.
 	KilledByKill
-	// KilledByTerminate: Process.Terminate's grace ran out.
+	// KilledByTerminate: the worker was running a task whose caller gave
+	// up; it was told to stop, and the pool's TerminateGrace ran out before
+	// the task returned.
 	KilledByTerminate
-	// KilledByMemoryLimit: the worker's RSS exceeded Spec.MemoryLimit.
+	// KilledByMemoryLimit: the worker's resident memory exceeded the pool's
+	// MemoryLimit.
 	KilledByMemoryLimit
-	// KilledByClose: the worker did not exit within Spec.CloseGrace after
-	// Process.Close closed its channel.
+	// KilledByClose: the pool asked the worker to exit (at shutdown, or to
+	// retire it) and it did not exit within its grace.
 	KilledByClose
-	// KilledByStart: the handshake failed (timeout, ctx, bad hello).
+	// KilledByStart: the worker did not finish starting: its handshake with
+	// the pool timed out (StartTimeout), was abandoned, or was malformed.
 	KilledByStart
 )
 
@@ -43,8 +49,9 @@ func (r KillReason) String() string {
 	return fmt.Sprintf("KillReason(%d)", int(r))
 }
 
-// Exit is the account of how a worker process ended, available from
-// Process.Exit once Process.Done is closed. It is an error whose message
+// Exit is the account of how a worker process ended, as the pool learned
+// it once the process was gone: pool.ErrWorkerCrashed errors and the
+// pool's exited events carry one. It is an error whose message
 // reads, for instance, "cancel: worker 3 (pid 1234) exited with status 3;
 // stderr: ..." or "... exceeded memory limit 64 MiB (rss 70 MiB) and was
 // killed". Treat it as read-only.
@@ -55,15 +62,16 @@ type Exit struct {
 	Code int
 	// Signal is the signal that ended the process, or 0.
 	Signal syscall.Signal
-	// Killed says why the supervisor killed the worker, or NotKilled.
+	// Killed says why the pool killed the worker, or NotKilled.
 	Killed KillReason
 	// RSS is the resident memory sample that broke MemoryLimit (bytes; set
 	// when Killed is KilledByMemoryLimit).
 	RSS int64
-	// MemoryLimit is Spec.MemoryLimit.
+	// MemoryLimit is the pool's MemoryLimit for the worker (bytes; 0 for
+	// none).
 	MemoryLimit int64
 	// Stderr is the tail of what the worker wrote to stderr: its last lines
-	// (at most tailLines lines, tailBytes bytes), newline-separated.
+	// (at most 20 lines, 4 KiB), newline-separated.
 	Stderr string
 	// Crash is the headline of the Go runtime's crash report ("panic: ...",
 	// "fatal error: ...", with the "[signal ...]" line that may follow),

@@ -40,3 +40,10 @@ func TestCrashHeadline(t *testing.T) {
 		assert.Equal(t, tt.want, o.crashLine(), tt.name)
 	}
 }
+
+// cancel.Exit's doc states the stderr tail's bounds in numbers, since it
+// can't name these constants: this fails when they drift apart.
+func TestStderrTailBoundsMatchTheDoc(t *testing.T) {
+	assert.Equal(t, 20, tailLines, "cancel.Exit.Stderr's doc says at most 20 lines")
+	assert.Equal(t, 4<<10, tailBytes, "cancel.Exit.Stderr's doc says at most 4 KiB")
+}
