@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"reflect"
@@ -7,13 +7,10 @@ import (
 	"unsafe"
 )
 
-var (
-	bufferPtrType = reflect.TypeFor[*Buffer]()
-	bufferType    = reflect.TypeFor[Buffer]()
-)
-
 // typeInfo is what the walkers need to know about a type, computed once.
 type typeInfo struct {
+	// buffer: the type is a *Buffer (a pointer to a bufferShaped struct).
+	buffer bool
 	// holds: a value may reach a *Buffer (interfaces may hold anything).
 	holds bool
 	// bad, if set, says why no value of the type can cross a process.
@@ -27,7 +24,7 @@ type typeInfo struct {
 
 // typeInfos caches typeInfo per reflect.Type, like encoding/json caches its
 // codecs: derived from types alone, so sharing it process-wide is safe and
-// makes HandOver on a type without Buffers cost a map lookup. A program has
+// makes MoveAt on a type without Buffers cost a map lookup. A program has
 // few types, so the map is copied on write and read without a lock (a plain
 // map read is cheaper than sync.Map's).
 var (
@@ -36,7 +33,7 @@ var (
 )
 
 // recent is a direct-mapped cache in front of typeInfos: the hot path of
-// HandOver on a plain struct is one atomic load and a compare instead of
+// MoveAt on a plain struct is one atomic load and a compare instead of
 // an interface-keyed map lookup (tens of nanoseconds).
 var recent [256]atomic.Pointer[recentEntry]
 
@@ -115,15 +112,18 @@ func walked(f reflect.StructField) bool {
 // reaches. Only the result for t itself is kept: a type met again while in
 // progress contributes nothing new to t, but would be wrong on its own.
 func analyse(t reflect.Type) *typeInfo {
-	info := &typeInfo{}
+	info := &typeInfo{buffer: t.Kind() == reflect.Pointer && bufferShaped(t.Elem())}
 	seen := map[reflect.Type]bool{}
 	var visit func(t reflect.Type, path string)
 	visit = func(t reflect.Type, path string) {
 		switch {
-		case t == bufferPtrType:
+		case t.Kind() == reflect.Pointer && bufferShaped(t.Elem()):
 			info.holds, info.refs = true, true
+			if !msgpackKnows(t) {
+				info.badAt(path, "a Buffer type msgpack can't encode ("+t.String()+" has no extension: use *transfer.Buffer)")
+			}
 			return
-		case t == bufferType:
+		case bufferShaped(t):
 			info.badAt(path, "a Buffer held by value (use *Buffer)")
 			return
 		case seen[t]:

@@ -1,0 +1,75 @@
+package shmbuf
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Buffer is transfer.Buffer's shape for this package's tests, which can't
+// import transfer (it imports this package): a struct whose only field is
+// a Handle, with its msgpack extension registered. The walkers know it as
+// they know transfer.Buffer, by that shape; transfer's own tests check
+// that the real type is known the same way.
+type Buffer struct{ h Handle }
+
+func init() { RegisterExt((*Buffer)(nil)) }
+
+func NewBuffer(n int) (*Buffer, error) {
+	b := new(Buffer)
+	if err := b.h.Alloc(n); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func Move(raw []byte) *Buffer {
+	b := new(Buffer)
+	b.h.Wrap(raw)
+	return b
+}
+
+func (b *Buffer) Bytes() []byte  { return b.h.Bytes() }
+func (b *Buffer) Len() int       { return b.h.Len() }
+func (b *Buffer) Detached() bool { return b.h.Detached() }
+func (b *Buffer) Release()       { b.h.Release() }
+
+// newHandle returns a Buffer owning blk.
+func newHandle(blk *block) *Buffer {
+	b := new(Buffer)
+	b.h.own(blk)
+	return b
+}
+
+// moveValue is what the pool does with a task's input or output: MoveAt
+// on a copy of v, if its type can hold a Buffer at all (the pool decides
+// that once, at Register).
+func moveValue[T any](v T) (T, error) {
+	if !CanHold(reflect.TypeFor[T]()) {
+		return v, nil
+	}
+	err := MoveAt(&v)
+	return v, err
+}
+
+func filled(t testing.TB, n int, seed byte) *Buffer {
+	t.Helper()
+	b, err := NewBuffer(n)
+	require.NoError(t, err)
+	for i := range b.Bytes() {
+		b.Bytes()[i] = seed + byte(i)
+	}
+	return b
+}
+
+// arenaUse is arena.usage as a struct, for the tests' assertions.
+type arenaUse struct {
+	Segments      int
+	Mapped, InUse int64
+}
+
+func (a *arena) stats() arenaUse {
+	segments, mapped, inUse := a.usage()
+	return arenaUse{segments, mapped, inUse}
+}
