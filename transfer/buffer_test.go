@@ -7,14 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func filled(t testing.TB, n int, seed byte) *Buffer {
-	t.Helper()
-	b, err := NewBuffer(n)
-	require.NoError(t, err)
-	for i := range b.Bytes() {
-		b.Bytes()[i] = seed + byte(i)
+// filled is a Buffer over n bytes counting up from seed.
+func filled(n int, seed byte) *Buffer {
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = seed + byte(i)
 	}
-	return b
+	return Move(raw)
 }
 
 func TestNewBuffer(t *testing.T) {
@@ -46,7 +45,7 @@ func TestReleaseAndDetached(t *testing.T) {
 	assert.Nil(t, zero.Bytes())
 	zero.Release() // no-op
 
-	b := filled(t, 100, 1)
+	b := filled(100, 1)
 	b.Release()
 	assert.True(t, b.Detached())
 	assert.Nil(t, b.Bytes())
@@ -68,7 +67,8 @@ func TestMoveWrapsWithoutCopy(t *testing.T) {
 }
 
 func TestStatsCountsLiveBuffers(t *testing.T) {
-	b := filled(t, 1000, 0)
+	b, err := NewBuffer(1000)
+	require.NoError(t, err)
 	during := Stats()
 	assert.GreaterOrEqual(t, during.Segments, 1)
 	assert.GreaterOrEqual(t, during.Mapped, during.InUse)
@@ -92,7 +92,7 @@ type nested struct {
 
 func TestCopy(t *testing.T) {
 	t.Parallel()
-	b := filled(t, 32, 5)
+	b := filled(32, 5)
 	defer b.Release()
 	in := nested{Top: b, Plain: []int{1, 2}, Ptr: &inner{Name: "p"}, ByName: map[string]*Buffer{}, Any: []int{3}}
 	out, err := Copy(in)
@@ -110,9 +110,9 @@ func TestCopy(t *testing.T) {
 	assert.Equal(t, 3, in.Any.([]int)[0])
 	out.Top.Release()
 
-	dead := filled(t, 1, 0)
+	dead := filled(1, 0)
 	dead.Release()
-	_, err = Copy([]*Buffer{filled(t, 1, 0), dead})
+	_, err = Copy([]*Buffer{filled(1, 0), dead})
 	require.ErrorIs(t, err, ErrDetached)
 
 	n, err := Copy(3)

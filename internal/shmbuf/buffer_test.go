@@ -9,36 +9,28 @@ import (
 
 // Buffer is transfer.Buffer's shape for this package's tests, which can't
 // import transfer (it imports this package): a struct whose only field is
-// a Handle, with its msgpack extension registered. The walkers know it as
-// they know transfer.Buffer, by that shape; transfer's own tests check
-// that the real type is known the same way.
-type Buffer struct{ h Handle }
+// a Handle (embedded here, for its methods), with its msgpack extension
+// registered. The walkers know it as they know transfer.Buffer, by that
+// shape; transfer's own tests check that the real type is known too.
+type Buffer struct{ Handle }
 
 func init() { RegisterExt((*Buffer)(nil)) }
 
 func NewBuffer(n int) (*Buffer, error) {
 	b := new(Buffer)
-	if err := b.h.Alloc(n); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return b, b.Alloc(n)
 }
 
 func Move(raw []byte) *Buffer {
 	b := new(Buffer)
-	b.h.Wrap(raw)
+	b.Wrap(raw)
 	return b
 }
-
-func (b *Buffer) Bytes() []byte  { return b.h.Bytes() }
-func (b *Buffer) Len() int       { return b.h.Len() }
-func (b *Buffer) Detached() bool { return b.h.Detached() }
-func (b *Buffer) Release()       { b.h.Release() }
 
 // newHandle returns a Buffer owning blk.
 func newHandle(blk *block) *Buffer {
 	b := new(Buffer)
-	b.h.own(blk)
+	b.own(blk)
 	return b
 }
 

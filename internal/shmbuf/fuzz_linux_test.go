@@ -40,7 +40,7 @@ func FuzzPeerDecode(f *testing.F) {
 				if b == nil || b.Detached() {
 					continue
 				}
-				blk := b.h.blk.Load()
+				blk := b.blk.Load()
 				if blk.remote != nil && (blk.ref.Offset+blk.ref.Length > uint64(segLen)) {
 					t.Fatalf("Buffer outside its segment: %+v", blk.ref)
 				}

@@ -48,16 +48,16 @@ func TestBufferTypeWithoutExtensionCantCross(t *testing.T) {
 	b := (*overBuffer)(filled(t, 4, 1))
 	moved := b
 	require.NoError(t, MoveAt(&moved))
-	assert.True(t, b.h.Detached())
-	assert.False(t, moved.h.Detached())
+	assert.True(t, b.Detached())
+	assert.False(t, moved.Detached())
 
 	err := Check(moved)
 	require.ErrorIs(t, err, ErrNotTransferable)
 	assert.Contains(t, err.Error(), "no extension")
 	_, _, err = CopyPeer{}.Marshal(moved)
 	require.ErrorIs(t, err, ErrNotTransferable)
-	assert.False(t, moved.h.Detached(), "nothing was lent")
-	moved.h.Release()
+	assert.False(t, moved.Detached(), "nothing was lent")
+	moved.Release()
 
 	registered := filled(t, 1, 0)
 	_, err = msgpack.Marshal(registered)

@@ -262,7 +262,7 @@ func TestPeerDecodeHostileRefs(t *testing.T) {
 	in.In.Release()
 	require.NoError(t, p.parent.ApplyReleases(p.child.DrainReleases()))
 	b1 := arenaBuffer(t, p.parentArena, 10, 0)
-	good := b1.h.blk.Load().localRef()
+	good := b1.blk.Load().localRef()
 	_, segs, err := p.parent.Marshal([]*Buffer{b1})
 	require.NoError(t, err)
 	require.Empty(t, segs)
