@@ -78,7 +78,7 @@ func mapPeerSegment(fd int, size int) ([]byte, error) {
 // unmapPeerSegment undoes mapPeerSegment.
 func unmapPeerSegment(mem []byte) { unix.Munmap(mem) }
 
-// closeFD closes a descriptor the caller handed over and that won't be used.
+// closeFD closes a descriptor the caller gave up and that won't be used.
 func closeFD(fd int) { unix.Close(fd) }
 
 // pageSize is the granularity of dedicated segments.
