@@ -18,17 +18,10 @@ func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome
 	}
 	out, err := c.invoke()
 	if err == nil && c.def.holdsOut {
-		out, err = moveBuffers(out) // returning a Buffer moves it to the caller
+		out, err = shmbuf.Moved(out) // returning a Buffer moves it to the caller
 	}
 	c.ran()
 	return c.conclude(out, err)
-}
-
-// moveBuffers is shmbuf.MoveAt on a copy of v, so that only a value that
-// can hold Buffers goes to the heap for it, not every task's output.
-func moveBuffers[T any](v T) (T, error) {
-	err := shmbuf.MoveAt(&v)
-	return v, err
 }
 
 // runThere runs the task through r, on the payload prepare encoded or,

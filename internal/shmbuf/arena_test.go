@@ -149,7 +149,7 @@ func TestNewBuffer44MiB(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, n, b.Len())
 	b.Bytes()[n-1] = 1
-	moved, err := moveValue(b)
+	moved, err := Moved(b)
 	require.NoError(t, err)
 	assert.Equal(t, byte(1), moved.Bytes()[n-1])
 	moved.Release()

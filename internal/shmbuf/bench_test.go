@@ -19,25 +19,26 @@ var (
 	sinkString string
 )
 
-// BenchmarkMoveValue is the cost the pool adds to every in-process task for
-// ownership transfer: ~free for types that can't hold a Buffer.
+// BenchmarkMoveValue is the cost of moving a value's Buffers with Moved,
+// as the pool moves an in-process task's output (its input moves in place,
+// with MoveAt): ~free for types that can't hold a Buffer.
 func BenchmarkMoveValue(b *testing.B) {
 	b.Run("int", func(b *testing.B) {
 		for b.Loop() {
-			v, _ := moveValue(42)
+			v, _ := Moved(42)
 			sinkInt = v
 		}
 	})
 	b.Run("string", func(b *testing.B) {
 		for b.Loop() {
-			v, _ := moveValue("hello")
+			v, _ := Moved("hello")
 			sinkString = v
 		}
 	})
 	b.Run("plain-struct", func(b *testing.B) {
 		in := plainIn{ID: 1, Name: "x", Tags: []string{"a"}}
 		for b.Loop() {
-			v, _ := moveValue(in)
+			v, _ := Moved(in)
 			sinkInt = v.ID
 		}
 	})
@@ -45,7 +46,7 @@ func BenchmarkMoveValue(b *testing.B) {
 		buf, _ := NewBuffer(1024)
 		in := withBuffer{ID: 1, Buf: buf}
 		for b.Loop() {
-			in, _ = moveValue(in)
+			in, _ = Moved(in)
 		}
 		in.Buf.Release()
 	})
@@ -66,7 +67,7 @@ func BenchmarkMoveInProcess(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				buf, _ = moveValue(buf)
+				buf, _ = Moved(buf)
 			}
 			buf.Release()
 		})

@@ -1,7 +1,6 @@
 package shmbuf
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,17 +31,6 @@ func newHandle(blk *block) *Buffer {
 	b := new(Buffer)
 	b.own(blk)
 	return b
-}
-
-// moveValue is what the pool does with a task's input or output: MoveAt
-// on a copy of v, if its type can hold a Buffer at all (the pool decides
-// that once, at Register).
-func moveValue[T any](v T) (T, error) {
-	if !CanHold(reflect.TypeFor[T]()) {
-		return v, nil
-	}
-	err := MoveAt(&v)
-	return v, err
 }
 
 func filled(t testing.TB, n int, seed byte) *Buffer {

@@ -3,6 +3,7 @@ package shmbuf
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // MoveAt moves every Buffer reachable from *p to a new handle, rewriting
@@ -29,23 +30,13 @@ import (
 func MoveAt[T any](p *T) error {
 	t := reflect.TypeFor[T]()
 	info := infoOf(t)
-	if !info.holds {
+	switch {
+	case !info.holds:
 		return nil
+	case info.buffer: // the common "move this one Buffer" case, without a walk
+		return moveBuffer((*unsafe.Pointer)(unsafe.Pointer(p)), t.Elem())
 	}
 	v := reflect.ValueOf(p).Elem()
-	if info.buffer { // the common "move this one Buffer" case, without a walk
-		if v.IsNil() {
-			return nil
-		}
-		blk, err := handleIn(v).take()
-		if err != nil {
-			return err
-		}
-		fresh, h := newBufferOf(t)
-		h.own(blk)
-		v.Set(fresh)
-		return nil
-	}
 	type move struct {
 		from *Handle
 		blk  *block
@@ -70,6 +61,50 @@ func MoveAt[T any](p *T) error {
 		return err
 	}
 	v.Set(out)
+	return nil
+}
+
+// Moved is MoveAt on a copy of v, returned: what the pool does with a
+// task's output. A value that holds no Buffer, or is one *Buffer, stays
+// off the heap; only a walk takes v's address where the compiler can't
+// follow it.
+func Moved[T any](v T) (T, error) {
+	t := reflect.TypeFor[T]()
+	if k := t.Kind(); k <= reflect.Complex128 || k == reflect.String {
+		return v, nil
+	}
+	info := infoOf(t)
+	switch {
+	case !info.holds:
+		return v, nil
+	case info.buffer:
+		err := moveBuffer((*unsafe.Pointer)(unsafe.Pointer(&v)), t.Elem())
+		return v, err
+	}
+	return movedByWalk(v)
+}
+
+// movedByWalk is Moved's walk, kept apart so that the fast paths above
+// don't make v escape to the heap.
+func movedByWalk[T any](v T) (T, error) {
+	err := MoveAt(&v)
+	return v, err
+}
+
+// moveBuffer moves the Buffer that *bp points to, if any, to a new Buffer
+// of type elem (bufferShaped) and points *bp at it: bp is the storage of a
+// *Buffer.
+func moveBuffer(bp *unsafe.Pointer, elem reflect.Type) error {
+	if *bp == nil {
+		return nil
+	}
+	blk, err := (*Handle)(*bp).take()
+	if err != nil {
+		return err
+	}
+	fresh := reflect.New(elem).UnsafePointer()
+	(*Handle)(fresh).own(blk)
+	*bp = fresh
 	return nil
 }
 

@@ -13,18 +13,18 @@ func TestMoveTopLevel(t *testing.T) {
 	t.Parallel()
 	b := filled(t, 1<<20, 7)
 	first := &b.Bytes()[0]
-	got, err := moveValue(b)
+	got, err := Moved(b)
 	require.NoError(t, err)
 	assert.NotSame(t, b, got, "a new handle")
 	assert.True(t, b.Detached())
 	assert.Nil(t, b.Bytes())
 	assert.Zero(t, b.Len())
 	assert.Same(t, first, &got.Bytes()[0], "same memory, zero bytes copied")
-	_, err = moveValue(b)
+	_, err = Moved(b)
 	require.ErrorIs(t, err, ErrDetached, "double move")
 
 	// Moving back (the task returning it) works the same way.
-	back, err := moveValue(got)
+	back, err := Moved(got)
 	require.NoError(t, err)
 	assert.True(t, got.Detached())
 	assert.Equal(t, byte(7), back.Bytes()[0])
@@ -68,7 +68,7 @@ func TestMoveNested(t *testing.T) {
 		Skipped: bufs[8],
 	}
 	origPtr, origList := in.Ptr, in.List
-	out, err := moveValue(in)
+	out, err := Moved(in)
 	require.NoError(t, err)
 
 	moved := []*Buffer{out.Top, out.Inner.Buf, out.Ptr.Buf, out.List[0], out.Arr[0], out.ByName["a"], out.Any.([]any)[0].(*Buffer)}
@@ -95,7 +95,7 @@ func TestMoveFailureRestores(t *testing.T) {
 	live, dead := filled(t, 8, 1), filled(t, 8, 2)
 	dead.Release()
 	in := []*Buffer{live, dead}
-	_, err := moveValue(in)
+	_, err := Moved(in)
 	require.ErrorIs(t, err, ErrDetached)
 	assert.False(t, live.Detached(), "a failed move leaves every handle as it was")
 	assert.Equal(t, byte(1), live.Bytes()[0])
@@ -112,14 +112,14 @@ func TestMoveCyclesAndAliases(t *testing.T) {
 	b := filled(t, 4, 9)
 	n := &node{Buf: b}
 	n.Next = n
-	out, err := moveValue(n)
+	out, err := Moved(n)
 	require.NoError(t, err)
 	assert.Same(t, out, out.Next, "the cycle survives")
 	assert.True(t, b.Detached())
 	assert.False(t, out.Buf.Detached())
 
 	c := filled(t, 4, 3)
-	pair, err := moveValue([]*Buffer{c, c})
+	pair, err := Moved([]*Buffer{c, c})
 	require.NoError(t, err)
 	assert.Same(t, pair[0], pair[1], "an aliased Buffer moves once")
 	pair[0].Release()
@@ -134,19 +134,19 @@ func TestMovePlainTypes(t *testing.T) {
 		C []byte
 	}
 	v := plain{1, "x", []byte("y")}
-	got, err := moveValue(v)
+	got, err := Moved(v)
 	require.NoError(t, err)
 	assert.Equal(t, v, got)
 	assert.Same(t, &v.C[0], &got.C[0], "plain slices are shared")
-	n, err := moveValue(42)
+	n, err := Moved(42)
 	require.NoError(t, err)
 	assert.Equal(t, 42, n)
 	var nilBuf *Buffer
-	nb, err := moveValue(nilBuf)
+	nb, err := Moved(nilBuf)
 	require.NoError(t, err)
 	assert.Nil(t, nb)
 	var nilAny any
-	a, err := moveValue(nilAny)
+	a, err := Moved(nilAny)
 	require.NoError(t, err)
 	assert.Nil(t, a)
 }
@@ -159,7 +159,7 @@ func TestMoveConcurrentOneWins(t *testing.T) {
 		results := make(chan *Buffer, 8)
 		for range 8 {
 			wg.Go(func() {
-				if nb, err := moveValue(b); err == nil {
+				if nb, err := Moved(b); err == nil {
 					results <- nb
 				}
 			})
