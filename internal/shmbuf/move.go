@@ -36,7 +36,12 @@ func MoveAt[T any](p *T) error {
 	case info.buffer: // the common "move this one Buffer" case, without a walk
 		return moveBuffer((*unsafe.Pointer)(unsafe.Pointer(p)), t.Elem())
 	}
-	v := reflect.ValueOf(p).Elem()
+	return moveWalk(reflect.ValueOf(p).Elem())
+}
+
+// moveWalk is MoveAt's walk over the value v, which it rewrites in place.
+// (Not generic, so that its closure carries no type dictionary.)
+func moveWalk(v reflect.Value) error {
 	type move struct {
 		from *Handle
 		blk  *block

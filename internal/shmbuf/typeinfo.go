@@ -9,6 +9,8 @@ import (
 
 // typeInfo is what the walkers need to know about a type, computed once.
 type typeInfo struct {
+	// typ is the type described, for recent's slots to be checked against.
+	typ reflect.Type
 	// buffer: the type is a *Buffer (a pointer to a bufferShaped struct).
 	buffer bool
 	// holds: a value may reach a *Buffer (interfaces may hold anything).
@@ -34,24 +36,21 @@ var (
 
 // recent is a direct-mapped cache in front of typeInfos: the hot path of
 // MoveAt on a plain struct is one atomic load and a compare instead of
-// an interface-keyed map lookup (tens of nanoseconds).
-var recent [256]atomic.Pointer[recentEntry]
-
-type recentEntry struct {
-	t    reflect.Type
-	info *typeInfo
-}
+// an interface-keyed map lookup (tens of nanoseconds). A slot holds the
+// typeInfo itself, so two hot types that share a slot cost map lookups,
+// never an allocation.
+var recent [256]atomic.Pointer[typeInfo]
 
 // infoOf returns t's typeInfo.
 func infoOf(t reflect.Type) *typeInfo {
 	// A reflect.Type is an interface whose data word is the *rtype; its
 	// address picks the slot (types are at least 8-byte aligned).
 	slot := &recent[((*[2]uintptr)(unsafe.Pointer(&t))[1]>>3)%uintptr(len(recent))]
-	if e := slot.Load(); e != nil && e.t == t {
-		return e.info
+	if info := slot.Load(); info != nil && info.typ == t {
+		return info
 	}
 	info := lookupInfo(t)
-	slot.Store(&recentEntry{t, info})
+	slot.Store(info)
 	return info
 }
 
@@ -92,6 +91,7 @@ func lenOf(m *map[reflect.Type]*typeInfo) int {
 // computeInfo builds t's typeInfo, the struct field list included.
 func computeInfo(t reflect.Type) *typeInfo {
 	info := analyse(t)
+	info.typ = t
 	if t.Kind() == reflect.Struct && (info.holds || info.refs) {
 		for i := range t.NumField() {
 			if f := t.Field(i); walked(f) && (infoOf(f.Type).holds || infoOf(f.Type).refs) {
