@@ -11,7 +11,7 @@ import (
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/registry"
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -140,8 +140,8 @@ func callContext(deadline uint64) (context.Context, context.CancelCauseFunc) {
 // input type: Buffers in it arrive as copies.
 func decodeInput(task string, input []byte, in any) error {
 	var err error
-	if xfer.CanHold(reflect.TypeOf(in).Elem()) {
-		err = codec.PeerUnmarshal(xfer.CopyPeer, input, in)
+	if shmbuf.CanHold(reflect.TypeOf(in).Elem()) {
+		err = codec.PeerUnmarshal(shmbuf.CopyPeer{}, input, in)
 	} else {
 		err = codec.Unmarshal(input, in)
 	}

@@ -8,7 +8,7 @@ import (
 	"reflect"
 
 	"github.com/offloadgo/offload/internal/codec"
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -76,9 +76,9 @@ func kindOf(msg []byte, kind byte) []byte {
 func (s *nodeServer) output(msg []byte, out any) []byte {
 	buf := bytes.NewBuffer(msg)
 	var err error
-	if out != nil && xfer.CanHold(reflect.TypeOf(out)) {
-		_, err = codec.PeerEncodeInto(buf, xfer.CopyPeer, out)
-		xfer.ReleaseAll(out)
+	if out != nil && shmbuf.CanHold(reflect.TypeOf(out)) {
+		_, err = codec.PeerEncodeInto(buf, shmbuf.CopyPeer{}, out)
+		shmbuf.ReleaseAll(out)
 	} else {
 		err = codec.MarshalInto(buf, out)
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/registry"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/transport"
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // submitter is one Remote pool's transport: its subscriptions, its view
@@ -152,7 +152,7 @@ func (s *submitter) Encode(task string, in any, moves bool) ([]byte, error) {
 	buf := bytes.NewBuffer(head)
 	var err error
 	if moves {
-		_, err = codec.PeerEncodeInto(buf, xfer.CopyPeer, in)
+		_, err = codec.PeerEncodeInto(buf, shmbuf.CopyPeer{}, in)
 	} else {
 		err = codec.MarshalInto(buf, in)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/transport"
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // runner runs one worker goroutine's calls, one at a time, on whichever
@@ -67,7 +67,7 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 		if !released && m.In != nil {
 			// The input's Buffers were copied into the message: they
 			// are gone from here, as a move would have taken them.
-			xfer.ReleaseAll(m.In)
+			shmbuf.ReleaseAll(m.In)
 			released = true
 		}
 		select {
@@ -152,7 +152,7 @@ func (s *submitter) read(m *transport.Call, node string, a answer) error {
 	case kindResult:
 		var err error
 		if m.OutMoves {
-			err = codec.PeerUnmarshal(xfer.CopyPeer, a.body, m.Out)
+			err = codec.PeerUnmarshal(shmbuf.CopyPeer{}, a.body, m.Out)
 		} else {
 			err = codec.Unmarshal(a.body, m.Out)
 		}

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/transport"
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // call is one submission: the task, its input, and its future. One
@@ -169,7 +169,7 @@ func (c *call[In, Out]) reject() {
 
 func (c *call[In, Out]) enter(p *Pool, watch bool) error {
 	if c.def.holdsIn {
-		if err := xfer.HandOverAt(&c.in); err != nil {
+		if err := shmbuf.MoveAt(&c.in); err != nil {
 			return err
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/prof"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/transport"
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
 func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome {
@@ -18,17 +18,10 @@ func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome
 	}
 	out, err := c.invoke()
 	if err == nil && c.def.holdsOut {
-		out, err = handOver(out) // returning a Buffer hands it to the caller
+		out, err = shmbuf.Moved(out) // returning a Buffer moves it to the caller
 	}
 	c.ran()
 	return c.conclude(out, err)
-}
-
-// handOver is xfer.HandOverAt on a copy of v, so that only a value that
-// can hold Buffers goes to the heap for it, not every task's output.
-func handOver[T any](v T) (T, error) {
-	err := xfer.HandOverAt(&v)
-	return v, err
 }
 
 // runThere runs the task through r, on the payload prepare encoded or,
@@ -101,7 +94,7 @@ func (c *call[In, Out]) publicErr(err error) error {
 // Retake decodes the input a dead worker process never read with the Peer
 // it was encoded with: its Buffers come back from that Peer's books, as
 // live handles in a new input that the call owns instead.
-func (c *call[In, Out]) Retake(peer xfer.Peer, data []byte) (any, error) {
+func (c *call[In, Out]) Retake(peer shmbuf.Peer, data []byte) (any, error) {
 	var in In
 	if err := codec.PeerUnmarshal(peer, data, &in); err != nil {
 		return nil, err
@@ -116,7 +109,7 @@ func (c *call[In, Out]) Retake(peer xfer.Peer, data []byte) (any, error) {
 // up is stopped.
 func (c *call[In, Out]) ran() {
 	if c.def.holdsIn {
-		xfer.ReleaseAll(c.in)
+		shmbuf.ReleaseAll(c.in)
 	}
 	c.finish()
 }
@@ -137,7 +130,7 @@ func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	if c.cancel != nil {
 		if end := c.ctx.Err(); end != nil {
 			if c.def.holdsOut {
-				xfer.ReleaseAll(out)
+				shmbuf.ReleaseAll(out)
 			}
 			var zero Out
 			out, err, result = zero, c.quitErr(end), canceled
@@ -145,7 +138,7 @@ func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	}
 	if !c.claim() {
 		if c.def.holdsOut {
-			xfer.ReleaseAll(out)
+			shmbuf.ReleaseAll(out)
 		}
 		return lost
 	}
@@ -203,7 +196,7 @@ func (c *call[In, Out]) quitErr(end error) error {
 
 func (c *call[In, Out]) leave(err error, tally *atomic.Uint64) {
 	if c.def.holdsIn {
-		xfer.ReleaseAll(c.in)
+		shmbuf.ReleaseAll(c.in)
 	}
 	c.fail(err, tally)
 	c.forget()

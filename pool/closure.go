@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/offloadgo/offload/internal/prof"
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 )
 
 // FuncName is the name closures count under — in Stats.Tasks, the pprof
@@ -56,7 +56,7 @@ func Closure[Out any](name string) Closures[Out] {
 		name:     name,
 		fn:       func(ctx context.Context, fn func(context.Context) (Out, error)) (Out, error) { return fn(ctx) },
 		index:    -1, // not in the registry: see Pool.recycled
-		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
+		holdsOut: shmbuf.CanHold(reflect.TypeFor[Out]()),
 		labels:   prof.New(name, InProcess.String()),
 	}
 	d, _ := closureDefs.LoadOrStore(key, def)

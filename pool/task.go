@@ -7,8 +7,7 @@ import (
 
 	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/registry"
-	"github.com/offloadgo/offload/internal/xfer"
-	_ "github.com/offloadgo/offload/transfer" // implements xfer's functions, at init: Register uses them
+	"github.com/offloadgo/offload/internal/shmbuf"
 )
 
 // Task is a unit of work registered with Register. Its zero value is not
@@ -54,8 +53,8 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	t := Task[In, Out]{def: &taskDef[In, Out]{
 		name:     name,
 		fn:       fn,
-		holdsIn:  xfer.CanHold(reflect.TypeFor[In]()),
-		holdsOut: xfer.CanHold(reflect.TypeFor[Out]()),
+		holdsIn:  shmbuf.CanHold(reflect.TypeFor[In]()),
+		holdsOut: shmbuf.CanHold(reflect.TypeFor[Out]()),
 		labels:   prof.New(name, InProcess.String()),
 	}}
 	index, err := registry.Add(registry.Entry{

@@ -1,11 +1,6 @@
 package transfer
 
-import (
-	"fmt"
-	"sync/atomic"
-
-	"github.com/offloadgo/offload/internal/xfer"
-)
+import "github.com/offloadgo/offload/internal/shmbuf"
 
 // Buffer is a handle on a region of memory that moves instead of being
 // copied: handing it to a task (as input or output, directly or nested in
@@ -31,28 +26,18 @@ import (
 // atomic with respect to each other; the bytes themselves are the caller's
 // to synchronise.
 type Buffer struct {
-	blk atomic.Pointer[block]
-
-	// pending is the reference read by the msgpack decoder, waiting for
-	// Peer.Decode to resolve it into memory.
-	pending *xfer.Ref
-	// inline is the bytes of a copied Buffer read by the msgpack decoder,
-	// waiting for a copying Peer's Decode to make them the Buffer's own.
-	inline []byte
-	// wire marks the handles a Peer's Encode creates for sending, and how
-	// they cross: only these may be encoded, so a Buffer can't leak out as
-	// a dangling reference through a plain msgpack.Marshal.
-	wire wireMode
+	// h is all a Buffer is: the machinery knows a Buffer by being a struct
+	// whose only field is a Handle, and finds its Handle through the
+	// pointer, so that the pool and its transports need nothing of this
+	// package but the type.
+	h shmbuf.Handle
 }
 
-// wireMode is how a handle made for sending is encoded.
-type wireMode uint8
-
-const (
-	notWire    wireMode = iota
-	wireRef             // as a reference into shared memory (peer)
-	wireInline          // as its bytes (copyPeer)
-)
+// The msgpack extension is registered at init, like a codec registering
+// itself: it fills msgpack's type table and starts nothing. A Buffer that
+// plain msgpack meets fails with an error instead of being written as an
+// empty struct, and a message from a worker decodes into Buffers.
+func init() { shmbuf.RegisterExt((*Buffer)(nil)) }
 
 // NewBuffer returns a Buffer of n zeroed bytes. On Linux the memory is in
 // the process's shared arena (memfd segments mapped once, grown on demand,
@@ -61,106 +46,40 @@ const (
 // ErrInvalidSize for n < 0 or n > 1 TiB, or when the arena can't grow (the error says
 // why). Safe for concurrent use.
 func NewBuffer(n int) (*Buffer, error) {
-	if n < 0 || n > maxSegmentSize {
-		return nil, fmt.Errorf("%w: %d bytes", ErrInvalidSize, n)
-	}
-	if n == 0 {
-		return newHandle(&block{data: []byte{}}), nil
-	}
-	blk, err := processArena().alloc(n)
-	if err != nil {
+	b := new(Buffer)
+	if err := b.h.Alloc(n); err != nil {
 		return nil, err
 	}
-	return newHandle(blk), nil
+	return b, nil
 }
 
 // Move wraps b in a Buffer without copying: the caller gives b up and must
 // not touch it afterwards. Within the process the Buffer moves as b itself.
-// The first time it is sent to another process (Peer.Encode) its bytes are
+// The first time it is sent to another process its bytes are
 // copied once into the shared arena, which is still cheaper than encoding
 // them into the message; NewBuffer avoids even that copy. Move never fails,
 // which is also why it doesn't copy up front: allocating arena space could.
 // Move(nil) is an empty Buffer.
 func Move(b []byte) *Buffer {
-	if b == nil {
-		b = []byte{}
-	}
-	return newHandle(&block{data: b})
-}
-
-// newHandle returns a live handle owning blk.
-func newHandle(blk *block) *Buffer {
-	b := &Buffer{}
-	b.blk.Store(blk)
-	return b
+	buf := new(Buffer)
+	buf.h.Wrap(b)
+	return buf
 }
 
 // Bytes returns the Buffer's memory, or nil once it is detached. The slice
 // is valid until the Buffer is handed over or released.
-func (b *Buffer) Bytes() []byte {
-	if blk := b.blk.Load(); blk != nil {
-		return blk.data
-	}
-	return nil
-}
+func (b *Buffer) Bytes() []byte { return b.h.Bytes() }
 
 // Len returns the Buffer's length in bytes, 0 once it is detached.
-func (b *Buffer) Len() int {
-	if blk := b.blk.Load(); blk != nil {
-		return len(blk.data)
-	}
-	return 0
-}
+func (b *Buffer) Len() int { return b.h.Len() }
 
 // Detached reports whether the handle no longer owns memory: it was handed
 // over, or released.
-func (b *Buffer) Detached() bool { return b.blk.Load() == nil }
+func (b *Buffer) Detached() bool { return b.h.Detached() }
 
 // Release frees the Buffer's memory (arena space returns to the arena; the
 // memory of a Buffer received from another process is given back to its
 // owner with the next message) and detaches the handle. Releasing a
 // detached handle, or releasing twice, does nothing. Safe for concurrent
 // use.
-func (b *Buffer) Release() {
-	if blk := b.blk.Swap(nil); blk != nil {
-		blk.free()
-	}
-}
-
-// take detaches the handle and returns the block it owned, or ErrDetached.
-func (b *Buffer) take() (*block, error) {
-	if blk := b.blk.Swap(nil); blk != nil {
-		return blk, nil
-	}
-	return nil, ErrDetached
-}
-
-// block is one Buffer's memory and where it lives: a span of a local arena
-// segment (arena set), a span of a segment adopted from a peer (remote
-// set), or ordinary heap memory (neither). A block belongs to one owner at a
-// time: a handle, or a Peer's table of blocks lent to the remote side.
-type block struct {
-	data []byte
-
-	arena     *arena
-	seg       *segment
-	off, size int
-
-	remote *mapping
-	ref    xfer.Ref // for remote blocks: the reference as the owner knows it
-}
-
-// free returns the block's memory to where it came from.
-func (blk *block) free() {
-	switch {
-	case blk.arena != nil:
-		blk.arena.release(blk)
-	case blk.remote != nil:
-		blk.remote.peer.releaseRemote(blk)
-	}
-}
-
-// localRef is the reference that names an arena block to a peer.
-func (blk *block) localRef() xfer.Ref {
-	return xfer.Ref{Segment: blk.seg.id, Offset: uint64(blk.off), Length: uint64(len(blk.data))}
-}
+func (b *Buffer) Release() { b.h.Release() }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -40,7 +40,7 @@ func MarshalInto(buf *bytes.Buffer, v any) (err error) {
 }
 
 // PeerEncodeInto is MarshalInto with a Peer: the Buffers in v move.
-func PeerEncodeInto(buf *bytes.Buffer, peer xfer.Peer, v any) (segs []xfer.Segment, err error) {
+func PeerEncodeInto(buf *bytes.Buffer, peer shmbuf.Peer, v any) (segs []shmbuf.Segment, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			segs, err = nil, fmt.Errorf("msgpack panicked: %v", r)
@@ -63,7 +63,7 @@ func Unmarshal(data []byte, out any) (err error) {
 			return nil
 		}
 	}
-	if err := xfer.ValidateMessage(data); err != nil {
+	if err := shmbuf.ValidateMessage(data); err != nil {
 		return err
 	}
 	defer func() {
@@ -76,7 +76,7 @@ func Unmarshal(data []byte, out any) (err error) {
 
 // PeerUnmarshal is Unmarshal with a Peer: references become Buffers. A
 // nil peer is Unmarshal itself.
-func PeerUnmarshal(peer xfer.Peer, data []byte, out any) (err error) {
+func PeerUnmarshal(peer shmbuf.Peer, data []byte, out any) (err error) {
 	if peer == nil {
 		return Unmarshal(data, out)
 	}

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/transport"
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -87,7 +87,7 @@ func DecodePanic(body []byte) (value any, stack []byte) {
 // decodeAny decodes one msgpack value into an any, integers as int64 or
 // uint64, from bytes another process sent.
 func decodeAny(data []byte) (v any, err error) {
-	if err := xfer.ValidateMessage(data); err != nil {
+	if err := shmbuf.ValidateMessage(data); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,7 +52,7 @@ func TestUnmarshalBytesLeavesTheRestToMsgpack(t *testing.T) {
 		require.False(t, ok, name)
 		var got, want []byte
 		err := Unmarshal(data, &got)
-		if xfer.ValidateMessage(data) != nil || msgpack.Unmarshal(data, &want) != nil {
+		if shmbuf.ValidateMessage(data) != nil || msgpack.Unmarshal(data, &want) != nil {
 			assert.Error(t, err, name)
 			continue
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/transport"
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -100,7 +100,7 @@ func (r *runner) attempt(ctx context.Context, l *child, m *transport.Call) (in a
 // can't be sent, l is retired: closing its Peer after the reap frees them.
 func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc.Frame, input []byte, err error) {
 	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.Payload}
-	var segs []xfer.Segment
+	var segs []shmbuf.Segment
 	if m.Payload == nil {
 		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.Task, m.In)
 		if err != nil {
@@ -146,7 +146,7 @@ func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying 
 	if err != nil {
 		err = fmt.Errorf("pool: worker %d (pid %d) sent a bad reply to task %q: %w", r.id, l.pid, m.Task, err)
 	} else if body, err = reply(m.Task, kind, body); err == nil {
-		var peer xfer.Peer
+		var peer shmbuf.Peer
 		if m.OutMoves {
 			peer = l.link.peer
 		}

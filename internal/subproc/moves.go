@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/offloadgo/offload/internal/codec"
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -32,12 +32,12 @@ type moves struct {
 	// segs describe the frame's descriptors, in order.
 	segs []segmentMeta
 	// releases are the sender's DrainReleases.
-	releases []xfer.Ref
+	releases []shmbuf.Ref
 }
 
 // segmentMeta is a segment whose descriptor rides on the frame.
 type segmentMeta struct {
-	id   xfer.SegmentID
+	id   shmbuf.SegmentID
 	size int
 }
 
@@ -87,13 +87,13 @@ func appendMoves(body []byte, m moves) []byte {
 	return binary.BigEndian.AppendUint32(body, uint32(len(body)-start))
 }
 
-func appendSegmentID(b []byte, id xfer.SegmentID) []byte {
+func appendSegmentID(b []byte, id shmbuf.SegmentID) []byte {
 	b = binary.BigEndian.AppendUint64(b, id.Arena)
 	return binary.BigEndian.AppendUint32(b, id.Index)
 }
 
-func segmentIDAt(b []byte) xfer.SegmentID {
-	return xfer.SegmentID{Arena: binary.BigEndian.Uint64(b), Index: binary.BigEndian.Uint32(b[8:])}
+func segmentIDAt(b []byte) shmbuf.SegmentID {
+	return shmbuf.SegmentID{Arena: binary.BigEndian.Uint64(b), Index: binary.BigEndian.Uint32(b[8:])}
 }
 
 // splitMoves separates a flagged frame's body from its trailer and checks
@@ -138,10 +138,10 @@ func splitMoves(body []byte, nfds int) (rest []byte, m moves, err error) {
 	}
 	t = t[k:]
 	if nrels > 0 {
-		m.releases = make([]xfer.Ref, nrels)
+		m.releases = make([]shmbuf.Ref, nrels)
 	}
 	for i := range m.releases {
-		m.releases[i] = xfer.Ref{
+		m.releases[i] = shmbuf.Ref{
 			Segment: segmentIDAt(t),
 			Offset:  binary.BigEndian.Uint64(t[segIDSize:]),
 			Length:  binary.BigEndian.Uint64(t[segIDSize+8:]),

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 
@@ -16,12 +16,12 @@ import (
 
 func TestMovesRoundTrip(t *testing.T) {
 	t.Parallel()
-	id := func(a uint64, i uint32) xfer.SegmentID { return xfer.SegmentID{Arena: a, Index: i} }
+	id := func(a uint64, i uint32) shmbuf.SegmentID { return shmbuf.SegmentID{Arena: a, Index: i} }
 	for _, m := range []moves{
 		{broken: true},
 		{segs: []segmentMeta{{id(1, 0), 4096}, {id(1<<63, 7), 64 << 20}}},
-		{releases: []xfer.Ref{{Segment: id(9, 2), Offset: 64, Length: 1 << 40}, {Segment: id(9, 3)}}},
-		{broken: true, segs: []segmentMeta{{id(3, 3), 1}}, releases: []xfer.Ref{{Segment: id(2, 1), Offset: 1, Length: 2}}},
+		{releases: []shmbuf.Ref{{Segment: id(9, 2), Offset: 64, Length: 1 << 40}, {Segment: id(9, 3)}}},
+		{broken: true, segs: []segmentMeta{{id(3, 3), 1}}, releases: []shmbuf.Ref{{Segment: id(2, 1), Offset: 1, Length: 2}}},
 	} {
 		body := appendMoves([]byte("head"), m)
 		rest, got, err := splitMoves(body, len(m.segs))
@@ -35,7 +35,7 @@ func TestMovesRoundTrip(t *testing.T) {
 
 func TestMovesCorrupt(t *testing.T) {
 	t.Parallel()
-	good := appendMoves(nil, moves{releases: []xfer.Ref{{Offset: 1}}})
+	good := appendMoves(nil, moves{releases: []shmbuf.Ref{{Offset: 1}}})
 	for name, body := range map[string][]byte{
 		"empty":         nil,
 		"short":         {0, 0, 1},
@@ -59,7 +59,7 @@ func TestMovesCorrupt(t *testing.T) {
 }
 
 func FuzzSplitMoves(f *testing.F) {
-	f.Add(appendMoves([]byte("x"), moves{broken: true, segs: []segmentMeta{{size: 7}}, releases: []xfer.Ref{{Length: 3}}}), 1)
+	f.Add(appendMoves([]byte("x"), moves{broken: true, segs: []segmentMeta{{size: 7}}, releases: []shmbuf.Ref{{Length: 3}}}), 1)
 	f.Add(appendMoves(nil, moves{}), 0)
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, 3)
 	f.Fuzz(func(t *testing.T, body []byte, nfds int) {
@@ -87,11 +87,11 @@ func TestPeerLinkSeal(t *testing.T) {
 	assert.Equal(t, kindResult|kindMoves, f.Kind, "a Peer-encoded body is flagged even with nothing to carry")
 
 	tight := newPeerLink(trailerFixed + 3*releaseSize)
-	tight.carry = make([]xfer.Ref, 5)
+	tight.carry = make([]shmbuf.Ref, 5)
 	for i := range tight.carry {
 		tight.carry[i].Offset = uint64(i)
 	}
-	var got []xfer.Ref
+	var got []shmbuf.Ref
 	for range 2 {
 		f := workerproc.Frame{Kind: kindCall}
 		require.NoError(t, tight.seal(&f, nil, false, false))
@@ -106,7 +106,7 @@ func TestPeerLinkSeal(t *testing.T) {
 	}
 
 	f = workerproc.Frame{Kind: kindCall}
-	err := k.seal(&f, make([]xfer.Segment, workerproc.MaxFDs+1), false, true)
+	err := k.seal(&f, make([]shmbuf.Segment, workerproc.MaxFDs+1), false, true)
 	require.Error(t, err)
 	assert.Equal(t, kindCall, f.Kind, "nothing sealed")
 }
@@ -139,7 +139,7 @@ func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
 		"corrupt trailer":              {Kind: kindResult | kindMoves, Body: []byte{1, 2, 3}, FDs: pipe()},
 		"count mismatch":               {Kind: kindResult | kindMoves, Body: appendMoves(nil, moves{segs: []segmentMeta{{size: 1}}}), FDs: pipe()},
 		"not memfds": {Kind: kindResult | kindMoves, FDs: pipe(), Body: appendMoves(nil, moves{segs: []segmentMeta{
-			{id: xfer.SegmentID{Arena: 5}, size: 4096}, {id: xfer.SegmentID{Arena: 5, Index: 1}, size: 4096}}})},
+			{id: shmbuf.SegmentID{Arena: 5}, size: 4096}, {id: shmbuf.SegmentID{Arena: 5, Index: 1}, size: 4096}}})},
 	} {
 		_, _, broken, err := k.open(f)
 		if name == "unflagged, stray descriptors" {
@@ -153,9 +153,9 @@ func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
 	assert.Zero(t, k.peer.Stats().Adopted)
 
 	// Releases of memory never lent are refused, and break the link.
-	f := workerproc.Frame{Kind: kindResult | kindMoves, Body: appendMoves(nil, moves{releases: []xfer.Ref{{Length: 1}}})}
+	f := workerproc.Frame{Kind: kindResult | kindMoves, Body: appendMoves(nil, moves{releases: []shmbuf.Ref{{Length: 1}}})}
 	_, _, broken, err := k.open(f)
-	require.ErrorIs(t, err, xfer.ErrBadRef)
+	require.ErrorIs(t, err, shmbuf.ErrBadRef)
 	assert.True(t, broken)
 }
 

@@ -4,26 +4,26 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
 // peerLink is one end of the Buffer traffic on a worker process's
-// connection: the xfer.Peer, and the releases that did not fit on the
+// connection: the shmbuf.Peer, and the releases that did not fit on the
 // last frame. The parent has one per live process, the worker one for its
 // connection. Safe for concurrent use (a worker may reply to two calls at
 // once).
 type peerLink struct {
-	peer     xfer.Peer
+	peer     shmbuf.Peer
 	maxFrame int
 
 	mu    sync.Mutex
-	carry []xfer.Ref // drained releases waiting for room on a frame
+	carry []shmbuf.Ref // drained releases waiting for room on a frame
 }
 
 func newPeerLink(maxFrame int) *peerLink {
-	return &peerLink{peer: xfer.NewPeer(), maxFrame: maxFrame}
+	return &peerLink{peer: shmbuf.NewPeer(), maxFrame: maxFrame}
 }
 
 // seal makes f carry segs (the segments the message references that the
@@ -33,7 +33,7 @@ func newPeerLink(maxFrame int) *peerLink {
 // Peer). It fails, sending nothing, when segs
 // are more than one frame's descriptors: the message's moves are committed
 // on the Peer then, so the caller must treat the connection as broken.
-func (k *peerLink) seal(f *workerproc.Frame, segs []xfer.Segment, broken, moved bool) error {
+func (k *peerLink) seal(f *workerproc.Frame, segs []shmbuf.Segment, broken, moved bool) error {
 	if len(segs) > workerproc.MaxFDs {
 		return fmt.Errorf("pool: a message references %d new shared-memory segments, more than %d per frame", len(segs), workerproc.MaxFDs)
 	}
@@ -54,7 +54,7 @@ func (k *peerLink) seal(f *workerproc.Frame, segs []xfer.Segment, broken, moved 
 
 // takeReleases returns the releases that fit in room bytes of trailer, and
 // keeps the rest for the next frame.
-func (k *peerLink) takeReleases(room int) []xfer.Ref {
+func (k *peerLink) takeReleases(room int) []shmbuf.Ref {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.carry = append(k.carry, k.peer.DrainReleases()...)

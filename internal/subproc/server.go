@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -158,7 +158,7 @@ func (s *server) finish(id uint64, out output) {
 }
 
 // reply sends f with the segments it needs and the releases due.
-func (s *server) reply(f workerproc.Frame, segs []xfer.Segment, broken bool) {
+func (s *server) reply(f workerproc.Frame, segs []shmbuf.Segment, broken bool) {
 	if err := s.link.seal(&f, segs, broken, false); err != nil {
 		// The output's Buffers are lent but can't be sent: report it, and
 		// have the pool retire this process.

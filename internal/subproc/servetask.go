@@ -11,9 +11,7 @@ import (
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/registry"
-	"github.com/offloadgo/offload/internal/xfer"
-
-	"github.com/offloadgo/offload/transfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 )
 
 // output is a call's reply before it is sealed: kind and body, the
@@ -22,7 +20,7 @@ import (
 type output struct {
 	kind   byte
 	body   []byte
-	segs   []xfer.Segment
+	segs   []shmbuf.Segment
 	broken bool
 }
 
@@ -41,14 +39,14 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	if !ok {
 		return errorReply(kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
 	}
-	var peer xfer.Peer
+	var peer shmbuf.Peer
 	if moved {
 		peer = s.link.peer
 	}
 	out, in, panicked, err := invokeEntry(ctx, e, s.labels(name), input, peer)
-	defer xfer.ReleaseAll(in)
+	defer shmbuf.ReleaseAll(in)
 	if panicked != nil || err != nil {
-		xfer.ReleaseAll(out) // a failed task's output goes nowhere
+		shmbuf.ReleaseAll(out) // a failed task's output goes nowhere
 	}
 	switch {
 	case panicked != nil:
@@ -67,14 +65,14 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	buf := bytes.NewBuffer(make([]byte, 0, s.sizes.Guess(name, out)))
 	segs, err := codec.PeerEncodeInto(buf, s.link.peer, out)
 	if err != nil {
-		xfer.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
+		shmbuf.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
 		return errorReply(kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err))
 	}
 	if n := buf.Len(); n > s.maxOutput {
 		// If it held Buffers (they are detached now), they were lent for
 		// a reply that can't be sent.
 		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput),
-			broken: errors.Is(xfer.Check(out), transfer.ErrDetached)}
+			broken: errors.Is(shmbuf.Check(out), shmbuf.ErrDetached)}
 	}
 	s.sizes.Record(name, buf.Len())
 	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
@@ -103,7 +101,7 @@ type recovered struct {
 // a Peer the input is decoded by it, its references becoming Buffers; in
 // is the decoded input, for the caller to release what the task kept, or
 // nil if it did not decode.
-func invokeEntry(ctx context.Context, e registry.Entry, labels prof.Labels, input []byte, peer xfer.Peer) (out, in any, p *recovered, err error) {
+func invokeEntry(ctx context.Context, e registry.Entry, labels prof.Labels, input []byte, peer shmbuf.Peer) (out, in any, p *recovered, err error) {
 	labels.Set()
 	defer func() {
 		prof.Clear()

@@ -12,12 +12,10 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/transport"
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/offloadgo/offload/internal/workerproc"
-
-	"github.com/offloadgo/offload/transfer"
 )
 
 // Options configure a Transport: the pool's SubprocessOptions (defaults
@@ -147,7 +145,7 @@ func (sp *Transport) check(task string, in any) error {
 	if _, err := appendCallHeader(nil, task); err != nil {
 		return err
 	}
-	if err := xfer.Check(in); err != nil {
+	if err := shmbuf.Check(in); err != nil {
 		return fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
 	return nil
@@ -159,7 +157,7 @@ func (sp *Transport) check(task string, in any) error {
 // MaxPayload is reported only after its Buffers were moved, with
 // committed set if there were any: the connection is broken then (see
 // moves.broken).
-func (sp *Transport) encodeMoving(peer xfer.Peer, task string, in any) (body []byte, segs []xfer.Segment, committed bool, err error) {
+func (sp *Transport) encodeMoving(peer shmbuf.Peer, task string, in any) (body []byte, segs []shmbuf.Segment, committed bool, err error) {
 	head, err := sp.newCallBody(task, in)
 	if err != nil {
 		return nil, nil, false, err
@@ -172,7 +170,7 @@ func (sp *Transport) encodeMoving(peer xfer.Peer, task string, in any) (body []b
 	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
 		sp.bodies.Recycle(buf.Bytes())
 		// The Buffers in it (detached now) were lent for nothing.
-		committed = errors.Is(xfer.Check(in), transfer.ErrDetached)
+		committed = errors.Is(shmbuf.Check(in), shmbuf.ErrDetached)
 		return nil, nil, committed, err
 	}
 	return buf.Bytes(), segs, false, nil
@@ -180,7 +178,7 @@ func (sp *Transport) encodeMoving(peer xfer.Peer, task string, in any) (body []b
 
 // decode reads a task's output; with a Peer, the Buffers in it become the
 // caller's.
-func (sp *Transport) decode(task string, data []byte, out any, peer xfer.Peer) error {
+func (sp *Transport) decode(task string, data []byte, out any, peer shmbuf.Peer) error {
 	if err := codec.PeerUnmarshal(peer, data, out); err != nil {
 		return fmt.Errorf("pool: decode output of task %q: %w", task, err)
 	}

@@ -16,7 +16,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/offloadgo/offload/internal/xfer"
+	"github.com/offloadgo/offload/internal/shmbuf"
 )
 
 // Transport carries one pool's tasks. Its methods are safe for concurrent
@@ -95,7 +95,7 @@ type Starter interface{ Started() }
 // Retaker is a call whose input can hold Buffers: it decodes the input it
 // sent, with the Peer it was sent with, to take its Buffers back.
 type Retaker interface {
-	Retake(peer xfer.Peer, data []byte) (in any, err error)
+	Retake(peer shmbuf.Peer, data []byte) (in any, err error)
 }
 
 // Events is what a transport tells its pool about the workers it keeps.

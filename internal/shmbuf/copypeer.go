@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"bytes"
@@ -6,12 +6,10 @@ import (
 	"os"
 	"reflect"
 
-	"github.com/offloadgo/offload/internal/xfer"
-
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// copyPeer is the Peer of a link without shared memory — a network, for
+// CopyPeer is the Peer of a link without shared memory — a network, for
 // package natsremote: a Buffer crosses by copy. Encode writes each
 // Buffer's bytes inline (the Buffer extension, layout copyVersion) and
 // leaves the handle as it is: the transport decides when the original
@@ -22,24 +20,24 @@ import (
 //
 // It keeps no books, so there is nothing to adopt, release or close: one
 // value serves every link. Safe for concurrent use.
-type copyPeer struct{}
+type CopyPeer struct{}
 
 // Encode writes v with enc, copying the bytes of every Buffer in it. It
 // checks v as Check does first, so a value that can't cross fails before
 // anything is written; it never returns segments.
-func (copyPeer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
+func (CopyPeer) Encode(enc *msgpack.Encoder, v any) ([]Segment, error) {
 	rv, done, err := encodePlain(enc, v)
 	if done {
 		return nil, err
 	}
-	w := rewriter{replace: func(b *Buffer) (*Buffer, error) {
-		blk := b.blk.Load()
+	w := rewriter{replace: func(old, wire *Handle) error {
+		blk := old.blk.Load()
 		if blk == nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotTransferable, ErrDetached)
+			return fmt.Errorf("%w: %w", ErrNotTransferable, ErrDetached)
 		}
-		wire := newHandle(blk) // shares the memory for the encoding only
+		wire.own(blk) // shares the memory for the encoding only
 		wire.wire = wireInline
-		return wire, nil
+		return nil
 	}}
 	out, err := w.rewrite(rv)
 	if err != nil {
@@ -49,7 +47,7 @@ func (copyPeer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
 }
 
 // Marshal is Encode into a fresh byte slice with a default encoder.
-func (c copyPeer) Marshal(v any) ([]byte, []xfer.Segment, error) {
+func (c CopyPeer) Marshal(v any) ([]byte, []Segment, error) {
 	var buf bytes.Buffer
 	if _, err := c.Encode(msgpack.NewEncoder(&buf), v); err != nil {
 		return nil, nil, err
@@ -59,20 +57,20 @@ func (c copyPeer) Marshal(v any) ([]byte, []xfer.Segment, error) {
 
 // Decode reads into v with dec and gives every copied Buffer in it its
 // bytes. On error the Buffers it made are released again.
-func (copyPeer) Decode(dec *msgpack.Decoder, v any) error {
+func (CopyPeer) Decode(dec *msgpack.Decoder, v any) error {
 	err := dec.Decode(v)
 	rv := reflect.ValueOf(v)
 	if v == nil || !infoOf(rv.Type()).holds {
 		return err
 	}
-	var made []*Buffer
-	_ = visit(rv, false, func(b *Buffer) error {
+	var made []*Handle
+	_ = visit(rv, false, func(b *Handle) error {
 		switch {
 		case b.pending != nil:
 			b.pending = nil
-			err = firstErr(err, fmt.Errorf("%w: a shared-memory reference on a copying link", xfer.ErrBadRef))
+			err = firstErr(err, fmt.Errorf("%w: a shared-memory reference on a copying link", ErrBadRef))
 		case b.inline != nil:
-			b.blk.Store(&block{data: b.inline})
+			b.own(&block{data: b.inline})
 			b.inline = nil
 			made = append(made, b)
 		}
@@ -88,27 +86,27 @@ func (copyPeer) Decode(dec *msgpack.Decoder, v any) error {
 }
 
 // Unmarshal is Decode from data with NewDecoder, after ValidateMessage.
-func (c copyPeer) Unmarshal(data []byte, v any) error {
-	if err := validateMessage(data); err != nil {
+func (c CopyPeer) Unmarshal(data []byte, v any) error {
+	if err := ValidateMessage(data); err != nil {
 		return err
 	}
-	return c.Decode(newDecoder(bytes.NewReader(data)), v)
+	return c.Decode(NewDecoder(bytes.NewReader(data)), v)
 }
 
 // Adopt closes fd and fails: a copying link has no segments.
-func (copyPeer) Adopt(id xfer.SegmentID, fd int, _ int) error {
+func (CopyPeer) Adopt(id SegmentID, fd int, _ int) error {
 	os.NewFile(uintptr(fd), "").Close()
-	return fmt.Errorf("%w: %v on a copying link", xfer.ErrBadSegment, id)
+	return fmt.Errorf("%w: %v on a copying link", ErrBadSegment, id)
 }
 
 // ApplyReleases fails for any release: a copying link lends nothing.
-func (copyPeer) ApplyReleases(refs []xfer.Ref) error {
+func (CopyPeer) ApplyReleases(refs []Ref) error {
 	if len(refs) > 0 {
-		return fmt.Errorf("%w: %d releases on a copying link", xfer.ErrBadRef, len(refs))
+		return fmt.Errorf("%w: %d releases on a copying link", ErrBadRef, len(refs))
 	}
 	return nil
 }
 
-func (copyPeer) DrainReleases() []xfer.Ref { return nil }
-func (copyPeer) Stats() xfer.PeerStats     { return xfer.PeerStats{} }
-func (copyPeer) Close() error              { return nil }
+func (CopyPeer) DrainReleases() []Ref { return nil }
+func (CopyPeer) Stats() PeerStats     { return PeerStats{} }
+func (CopyPeer) Close() error         { return nil }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package transfer
+package shmbuf
 
 // runChild has no roles off Linux: the cross-process tests need memfd.
 func runChild(role string) int { return 2 }

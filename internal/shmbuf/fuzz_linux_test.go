@@ -1,9 +1,7 @@
-package transfer
+package shmbuf
 
 import (
 	"testing"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -24,15 +22,15 @@ func FuzzPeerDecode(f *testing.F) {
 		require.NoError(f, p.child.Adopt(s.ID, fd, s.Size))
 	}
 	seg := p.parentArena.segs[0]
-	other := appendRef(nil, xfer.Ref{Segment: seg.id, Offset: 128, Length: 64})
+	other := appendRef(nil, Ref{Segment: seg.id, Offset: 128, Length: 64})
 	f.Add(valid)
 	f.Add(rawRef(f, other))
-	f.Add(rawRef(f, appendRef(nil, xfer.Ref{Segment: seg.id, Offset: 1 << 62, Length: 1 << 62})))
+	f.Add(rawRef(f, appendRef(nil, Ref{Segment: seg.id, Offset: 1 << 62, Length: 1 << 62})))
 	f.Add(rawRef(f, []byte{1, 2}))
 	f.Add([]byte{0xc7, 0xff, byte(extID)})
 	f.Add([]byte{0x91, 0xd7, byte(extID), 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{})
-	copied, _, err := copyPeer{}.Marshal([]*Buffer{Move([]byte("abc")), Move(nil)})
+	copied, _, err := CopyPeer{}.Marshal([]*Buffer{Move([]byte("abc")), Move(nil)})
 	require.NoError(f, err)
 	f.Add(copied)
 	segLen := len(seg.mem)
@@ -60,11 +58,11 @@ func FuzzPeerDecode(f *testing.F) {
 		}
 		var anything any
 		if p.child.Unmarshal(data, &anything) == nil {
-			releaseAll(anything)
+			ReleaseAll(anything)
 		}
 		// The copying Peer of natsremote reads the same extension.
 		var copies []*Buffer
-		if (copyPeer{}).Unmarshal(data, &copies) == nil {
+		if (CopyPeer{}).Unmarshal(data, &copies) == nil {
 			for _, b := range copies {
 				if b != nil && b.Len() > len(data) {
 					t.Fatalf("a copied Buffer of %d bytes from a %d-byte message", b.Len(), len(data))

@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"reflect"
@@ -7,13 +7,12 @@ import (
 	"unsafe"
 )
 
-var (
-	bufferPtrType = reflect.TypeFor[*Buffer]()
-	bufferType    = reflect.TypeFor[Buffer]()
-)
-
 // typeInfo is what the walkers need to know about a type, computed once.
 type typeInfo struct {
+	// typ is the type described, for recent's slots to be checked against.
+	typ reflect.Type
+	// buffer: the type is a *Buffer (a pointer to a bufferShaped struct).
+	buffer bool
 	// holds: a value may reach a *Buffer (interfaces may hold anything).
 	holds bool
 	// bad, if set, says why no value of the type can cross a process.
@@ -27,7 +26,7 @@ type typeInfo struct {
 
 // typeInfos caches typeInfo per reflect.Type, like encoding/json caches its
 // codecs: derived from types alone, so sharing it process-wide is safe and
-// makes HandOver on a type without Buffers cost a map lookup. A program has
+// makes MoveAt on a type without Buffers cost a map lookup. A program has
 // few types, so the map is copied on write and read without a lock (a plain
 // map read is cheaper than sync.Map's).
 var (
@@ -36,25 +35,22 @@ var (
 )
 
 // recent is a direct-mapped cache in front of typeInfos: the hot path of
-// HandOver on a plain struct is one atomic load and a compare instead of
-// an interface-keyed map lookup (tens of nanoseconds).
-var recent [256]atomic.Pointer[recentEntry]
-
-type recentEntry struct {
-	t    reflect.Type
-	info *typeInfo
-}
+// MoveAt on a plain struct is one atomic load and a compare instead of
+// an interface-keyed map lookup (tens of nanoseconds). A slot holds the
+// typeInfo itself, so two hot types that share a slot cost map lookups,
+// never an allocation.
+var recent [256]atomic.Pointer[typeInfo]
 
 // infoOf returns t's typeInfo.
 func infoOf(t reflect.Type) *typeInfo {
 	// A reflect.Type is an interface whose data word is the *rtype; its
 	// address picks the slot (types are at least 8-byte aligned).
 	slot := &recent[((*[2]uintptr)(unsafe.Pointer(&t))[1]>>3)%uintptr(len(recent))]
-	if e := slot.Load(); e != nil && e.t == t {
-		return e.info
+	if info := slot.Load(); info != nil && info.typ == t {
+		return info
 	}
 	info := lookupInfo(t)
-	slot.Store(&recentEntry{t, info})
+	slot.Store(info)
 	return info
 }
 
@@ -95,6 +91,7 @@ func lenOf(m *map[reflect.Type]*typeInfo) int {
 // computeInfo builds t's typeInfo, the struct field list included.
 func computeInfo(t reflect.Type) *typeInfo {
 	info := analyse(t)
+	info.typ = t
 	if t.Kind() == reflect.Struct && (info.holds || info.refs) {
 		for i := range t.NumField() {
 			if f := t.Field(i); walked(f) && (infoOf(f.Type).holds || infoOf(f.Type).refs) {
@@ -115,15 +112,18 @@ func walked(f reflect.StructField) bool {
 // reaches. Only the result for t itself is kept: a type met again while in
 // progress contributes nothing new to t, but would be wrong on its own.
 func analyse(t reflect.Type) *typeInfo {
-	info := &typeInfo{}
+	info := &typeInfo{buffer: t.Kind() == reflect.Pointer && bufferShaped(t.Elem())}
 	seen := map[reflect.Type]bool{}
 	var visit func(t reflect.Type, path string)
 	visit = func(t reflect.Type, path string) {
 		switch {
-		case t == bufferPtrType:
+		case t.Kind() == reflect.Pointer && bufferShaped(t.Elem()):
 			info.holds, info.refs = true, true
+			if !msgpackKnows(t) {
+				info.badAt(path, "a Buffer type msgpack can't encode ("+t.String()+" has no extension: use *transfer.Buffer)")
+			}
 			return
-		case t == bufferType:
+		case bufferShaped(t):
 			info.badAt(path, "a Buffer held by value (use *Buffer)")
 			return
 		case seen[t]:

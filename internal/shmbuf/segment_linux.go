@@ -1,11 +1,9 @@
 //go:build linux
 
-package transfer
+package shmbuf
 
 import (
 	"fmt"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"golang.org/x/sys/unix"
 )
@@ -58,21 +56,21 @@ func mapPeerSegment(fd int, size int) ([]byte, error) {
 	defer unix.Close(fd)
 	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: descriptor is not a sealable memfd: %w", xfer.ErrBadSegment, err)
+		return nil, fmt.Errorf("%w: descriptor is not a sealable memfd: %w", ErrBadSegment, err)
 	}
 	if seals&unix.F_SEAL_SHRINK == 0 {
-		return nil, fmt.Errorf("%w: segment is not sealed against shrinking", xfer.ErrBadSegment)
+		return nil, fmt.Errorf("%w: segment is not sealed against shrinking", ErrBadSegment)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("%w: fstat: %w", xfer.ErrBadSegment, err)
+		return nil, fmt.Errorf("%w: fstat: %w", ErrBadSegment, err)
 	}
 	if st.Size < int64(size) {
-		return nil, fmt.Errorf("%w: segment has %d bytes, %d announced", xfer.ErrBadSegment, st.Size, size)
+		return nil, fmt.Errorf("%w: segment has %d bytes, %d announced", ErrBadSegment, st.Size, size)
 	}
 	mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("%w: map %d bytes: %w", xfer.ErrBadSegment, size, err)
+		return nil, fmt.Errorf("%w: map %d bytes: %w", ErrBadSegment, size, err)
 	}
 	return mem, nil
 }
@@ -80,7 +78,7 @@ func mapPeerSegment(fd int, size int) ([]byte, error) {
 // unmapPeerSegment undoes mapPeerSegment.
 func unmapPeerSegment(mem []byte) { unix.Munmap(mem) }
 
-// closeFD closes a descriptor the caller handed over and that won't be used.
+// closeFD closes a descriptor the caller gave up and that won't be used.
 func closeFD(fd int) { unix.Close(fd) }
 
 // pageSize is the granularity of dedicated segments.

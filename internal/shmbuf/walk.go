@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"fmt"
@@ -13,14 +13,14 @@ type ptrKey struct {
 }
 
 // rewriter copies the part of a value that leads to what it rewrites and
-// replaces every *Buffer in it by what replace returns. For a hand-over
-// (deep unset) that part is the paths to Buffers, and everything else is
+// replaces every *Buffer in it by a new Buffer of the same type, whose
+// Handle replace fills from the old one's. For a move (deep unset) that part is the paths to Buffers, and everything else is
 // shared with the original; for Copy (deep set) it is everything that
 // holds references. Pointers met twice map to the same copy, and a Buffer
 // met twice to the same replacement, so cycles terminate and aliasing
 // survives. Its zero value, with replace set, is ready.
 type rewriter struct {
-	replace func(*Buffer) (*Buffer, error)
+	replace func(old, fresh *Handle) error
 	deep    bool
 	ptrs    ptrMemo
 }
@@ -72,12 +72,11 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 		if p, ok := w.ptrs.get(key); ok {
 			return p, nil
 		}
-		if t == bufferPtrType {
-			nb, err := w.replace(v.Interface().(*Buffer))
-			if err != nil {
+		if info.buffer {
+			p, fresh := newBufferOf(t)
+			if err := w.replace(handleIn(v), fresh); err != nil {
 				return v, err
 			}
-			p := reflect.ValueOf(nb)
 			w.ptrs.put(key, p)
 			return p, nil
 		}
@@ -120,7 +119,7 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 		out := reflect.MakeMapWithSize(t, v.Len())
 		for it := v.MapRange(); it.Next(); {
 			key := it.Key()
-			if w.deep { // a hand-over looks at map values only, as msgpack's walkers do
+			if w.deep { // a move looks at map values only, as msgpack's walkers do
 				var err error
 				if key, err = w.rewrite(key); err != nil {
 					return v, err
@@ -159,10 +158,11 @@ func (w *rewriter) elements(v, out reflect.Value) error {
 	return nil
 }
 
-// visit calls fn on every non-nil *Buffer reachable from v, in place. With
+// visit calls fn on the Handle of every non-nil *Buffer reachable from v,
+// in place. With
 // strict set it also fails on values that can't cross a process (found
 // behind interfaces, where the static analysis can't see).
-func visit(v reflect.Value, strict bool, fn func(*Buffer) error) error {
+func visit(v reflect.Value, strict bool, fn func(*Handle) error) error {
 	var seen map[ptrKey]bool // made on the first pointer
 	var walk func(v reflect.Value) error
 	walk = func(v reflect.Value) error {
@@ -179,8 +179,8 @@ func visit(v reflect.Value, strict bool, fn func(*Buffer) error) error {
 			if v.IsNil() {
 				return nil
 			}
-			if t == bufferPtrType {
-				return fn(v.Interface().(*Buffer))
+			if info.buffer {
+				return fn(handleIn(v))
 			}
 			key := ptrKey{v.UnsafePointer(), t}
 			if seen[key] {

@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"errors"
@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"testing"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,16 +20,16 @@ type envelope struct {
 	Kind     string
 	Payload  []byte
 	Segs     []segMeta
-	Releases []xfer.Ref
+	Releases []Ref
 	InUse    int64
 }
 
 type segMeta struct {
-	ID   xfer.SegmentID
+	ID   SegmentID
 	Size int
 }
 
-func sendEnvelope(fd int, env envelope, segs []xfer.Segment) error {
+func sendEnvelope(fd int, env envelope, segs []Segment) error {
 	fds := make([]int, len(segs))
 	for i, s := range segs {
 		env.Segs = append(env.Segs, segMeta{s.ID, s.Size})
@@ -91,7 +89,7 @@ func recvEnvelope(fd int, peer *peer) (envelope, error) {
 // runChild is the worker side: fd 3 is its end of the socketpair.
 func runChild(role string) int {
 	const fd = 3
-	peer := newProcessPeer()
+	peer := newPeer(processArena())
 	for {
 		env, err := recvEnvelope(fd, peer)
 		if err != nil {
@@ -135,7 +133,7 @@ func runChild(role string) int {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 1
 		}
-		reply.Payload, reply.Releases, reply.InUse = payload, peer.DrainReleases(), Stats().InUse
+		reply.Payload, reply.Releases, reply.InUse = payload, peer.DrainReleases(), processArena().stats().InUse
 		if err := sendEnvelope(fd, reply, segs); err != nil {
 			return 1
 		}
@@ -170,7 +168,7 @@ func startChild(t *testing.T, role string, peer *peer) *child {
 }
 
 // call sends v and decodes the reply into out.
-func (c *child) call(t *testing.T, kind string, v, out any, releases []xfer.Ref) envelope {
+func (c *child) call(t *testing.T, kind string, v, out any, releases []Ref) envelope {
 	t.Helper()
 	payload, segs, err := c.peer.Marshal(v)
 	require.NoError(t, err)

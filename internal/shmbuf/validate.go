@@ -1,13 +1,11 @@
-package transfer
+package shmbuf
 
 import (
 	"encoding/binary"
 	"fmt"
-
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
-// validateMessage checks, in one linear pass without allocating, that data
+// ValidateMessage checks, in one linear pass without allocating, that data
 // starts with one complete msgpack value whose every array, map, string,
 // binary and extension length fits in the bytes that follow it. msgpack
 // v5.4.1 preallocates slices and interface maps to the length a header
@@ -16,11 +14,11 @@ import (
 // of the message size (times the size of an element). Peer.Unmarshal runs
 // it; code that calls Peer.Decode on a peer's bytes should run it first.
 // Bytes after the value are not examined.
-func validateMessage(data []byte) error {
+func ValidateMessage(data []byte) error {
 	pos, pending := 0, 1
 	for pending > 0 {
 		if pos >= len(data) {
-			return fmt.Errorf("%w: truncated at byte %d", xfer.ErrBadMessage, pos)
+			return fmt.Errorf("%w: truncated at byte %d", ErrBadMessage, pos)
 		}
 		c := data[pos]
 		pos++
@@ -79,7 +77,7 @@ func validateMessage(data []byte) error {
 					items = 2 * n
 				}
 			default:
-				return fmt.Errorf("%w: invalid code 0x%x at byte %d", xfer.ErrBadMessage, c, pos-1)
+				return fmt.Errorf("%w: invalid code 0x%x at byte %d", ErrBadMessage, c, pos-1)
 			}
 		}
 		if lenBytes > 0 {
@@ -91,13 +89,13 @@ func validateMessage(data []byte) error {
 			fixed += n
 		}
 		if fixed > len(data)-pos {
-			return fmt.Errorf("%w: %d bytes claimed at byte %d, %d left", xfer.ErrBadMessage, fixed, pos, len(data)-pos)
+			return fmt.Errorf("%w: %d bytes claimed at byte %d, %d left", ErrBadMessage, fixed, pos, len(data)-pos)
 		}
 		pos += fixed
 		pending += items
 		// Every pending value needs at least one byte.
 		if pending > len(data)-pos {
-			return fmt.Errorf("%w: %d values claimed at byte %d, %d bytes left", xfer.ErrBadMessage, pending, pos, len(data)-pos)
+			return fmt.Errorf("%w: %d values claimed at byte %d, %d bytes left", ErrBadMessage, pending, pos, len(data)-pos)
 		}
 	}
 	return nil
@@ -106,7 +104,7 @@ func validateMessage(data []byte) error {
 // readLen reads a big-endian length of size bytes at data[pos:].
 func readLen(data []byte, pos, size int) (int, error) {
 	if size > len(data)-pos {
-		return 0, fmt.Errorf("%w: truncated length at byte %d", xfer.ErrBadMessage, pos)
+		return 0, fmt.Errorf("%w: truncated length at byte %d", ErrBadMessage, pos)
 	}
 	switch size {
 	case 1:

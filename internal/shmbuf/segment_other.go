@@ -1,12 +1,10 @@
 //go:build !linux
 
-package transfer
+package shmbuf
 
 import (
 	"fmt"
 	"os"
-
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // sharedMemory reports whether segments are memfd mappings that can be sent
@@ -22,7 +20,7 @@ func destroySegment(fd int, mem []byte) {}
 
 func mapPeerSegment(fd int, size int) ([]byte, error) {
 	closeFD(fd)
-	return nil, fmt.Errorf("%w: %w", xfer.ErrBadSegment, ErrUnsupported)
+	return nil, fmt.Errorf("%w: %w", ErrBadSegment, ErrUnsupported)
 }
 
 func unmapPeerSegment(mem []byte) {}

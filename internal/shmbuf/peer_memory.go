@@ -1,9 +1,7 @@
-package transfer
+package shmbuf
 
 import (
 	"fmt"
-
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
 // maxSegmentSize bounds what Adopt maps, so a hostile size can't reserve
@@ -13,7 +11,7 @@ const maxSegmentSize = 1 << 40
 // mapping is a peer's segment mapped into this process.
 type mapping struct {
 	peer *peer
-	id   xfer.SegmentID
+	id   SegmentID
 	mem  []byte
 	live int // Buffers over it alive here; guarded by peer.mu
 }
@@ -27,21 +25,21 @@ type mapping struct {
 // shrinking (a segment that could shrink would turn reads into SIGBUS), is
 // smaller than size, or names this process's own arena or a segment already
 // adopted; with ErrPeerClosed after Close; with ErrUnsupported off Linux.
-func (p *peer) Adopt(id xfer.SegmentID, fd int, size int) error {
+func (p *peer) Adopt(id SegmentID, fd int, size int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var err error
 	switch {
 	case p.closed:
-		err = xfer.ErrPeerClosed
+		err = ErrPeerClosed
 	case !sharedMemory:
 		err = ErrUnsupported
 	case id.Arena == p.arena.id:
-		err = fmt.Errorf("%w: %v is this process's own segment", xfer.ErrBadSegment, id)
+		err = fmt.Errorf("%w: %v is this process's own segment", ErrBadSegment, id)
 	case p.maps[id] != nil:
-		err = fmt.Errorf("%w: %v is already adopted", xfer.ErrBadSegment, id)
+		err = fmt.Errorf("%w: %v is already adopted", ErrBadSegment, id)
 	case size <= 0 || size > maxSegmentSize:
-		err = fmt.Errorf("%w: size %d", xfer.ErrBadSegment, size)
+		err = fmt.Errorf("%w: size %d", ErrBadSegment, size)
 	}
 	if err != nil {
 		closeFD(fd)
@@ -56,30 +54,30 @@ func (p *peer) Adopt(id xfer.SegmentID, fd int, size int) error {
 }
 
 // resolve turns a reference from the peer into a block.
-func (p *peer) resolve(ref xfer.Ref) (*block, error) {
+func (p *peer) resolve(ref Ref) (*block, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, xfer.ErrPeerClosed
+		return nil, ErrPeerClosed
 	}
 	if ref.Segment.Arena == p.arena.id {
 		blk, ok := p.lent[ref]
 		if !ok {
-			return nil, fmt.Errorf("%w: %+v was not lent to this peer", xfer.ErrBadRef, ref)
+			return nil, fmt.Errorf("%w: %+v was not lent to this peer", ErrBadRef, ref)
 		}
 		delete(p.lent, ref)
 		return blk, nil
 	}
 	m := p.maps[ref.Segment]
 	if m == nil {
-		return nil, fmt.Errorf("%w: segment %v was not adopted", xfer.ErrBadRef, ref.Segment)
+		return nil, fmt.Errorf("%w: segment %v was not adopted", ErrBadRef, ref.Segment)
 	}
 	size := uint64(len(m.mem))
 	if ref.Offset > size || ref.Length > size-ref.Offset {
-		return nil, fmt.Errorf("%w: %+v is outside its segment of %d bytes", xfer.ErrBadRef, ref, size)
+		return nil, fmt.Errorf("%w: %+v is outside its segment of %d bytes", ErrBadRef, ref, size)
 	}
 	if p.held[ref] {
-		return nil, fmt.Errorf("%w: %+v is already held", xfer.ErrBadRef, ref)
+		return nil, fmt.Errorf("%w: %+v is already held", ErrBadRef, ref)
 	}
 	p.held[ref] = true
 	m.live++
@@ -118,7 +116,7 @@ func (p *peer) forgetLocked(blk *block, report bool) {
 // them to the remote side, which passes them to its ApplyReleases; the pool
 // piggybacks them on its next message (a task, a result). Returns nil when
 // there is nothing to report, and after Close.
-func (p *peer) DrainReleases() []xfer.Ref {
+func (p *peer) DrainReleases() []Ref {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.releases
@@ -130,11 +128,11 @@ func (p *peer) DrainReleases() []xfer.Ref {
 // released (its DrainReleases). References that weren't lent to this peer
 // are skipped and reported in an error matching ErrBadRef; the rest are
 // freed anyway.
-func (p *peer) ApplyReleases(refs []xfer.Ref) error {
+func (p *peer) ApplyReleases(refs []Ref) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return xfer.ErrPeerClosed
+		return ErrPeerClosed
 	}
 	var freed []*block
 	unknown := 0
@@ -152,7 +150,7 @@ func (p *peer) ApplyReleases(refs []xfer.Ref) error {
 		blk.free()
 	}
 	if unknown > 0 {
-		return fmt.Errorf("%w: %d of %d released references were not lent to this peer", xfer.ErrBadRef, unknown, len(refs))
+		return fmt.Errorf("%w: %d of %d released references were not lent to this peer", ErrBadRef, unknown, len(refs))
 	}
 	return nil
 }
@@ -190,10 +188,10 @@ func (p *peer) Close() error {
 }
 
 // Stats reports the Peer's books. Safe for concurrent use.
-func (p *peer) Stats() xfer.PeerStats {
+func (p *peer) Stats() PeerStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := xfer.PeerStats{Lent: len(p.lent), Adopted: len(p.maps), Held: len(p.held), Releases: len(p.releases)}
+	st := PeerStats{Lent: len(p.lent), Adopted: len(p.maps), Held: len(p.held), Releases: len(p.releases)}
 	for _, blk := range p.lent {
 		st.LentBytes += int64(len(blk.data))
 	}

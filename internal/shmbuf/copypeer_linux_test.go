@@ -1,9 +1,7 @@
-package transfer
+package shmbuf
 
 import (
 	"testing"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,9 +12,9 @@ import (
 func TestPeerRefusesACopiedBuffer(t *testing.T) {
 	t.Parallel()
 	p := newPair(t)
-	data, _, err := copyPeer{}.Marshal(taskIn{In: Move([]byte("copied"))})
+	data, _, err := CopyPeer{}.Marshal(taskIn{In: Move([]byte("copied"))})
 	require.NoError(t, err)
 	var in taskIn
-	assert.ErrorIs(t, p.child.Unmarshal(data, &in), xfer.ErrBadRef)
+	assert.ErrorIs(t, p.child.Unmarshal(data, &in), ErrBadRef)
 	assert.True(t, in.In.Detached())
 }

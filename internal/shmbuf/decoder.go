@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"io"
@@ -6,13 +6,13 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// newDecoder returns a msgpack decoder reading r that is safe on hostile
+// NewDecoder returns a msgpack decoder reading r that is safe on hostile
 // input where the stock one is not: msgpack v5.4.1, decoding a map into an
 // interface, preallocates as many entries as the map's header claims, so a
 // five-byte message can ask for gigabytes. This decoder grows such maps as
 // entries actually arrive. Peer.Unmarshal uses it; code that decodes a
 // peer's messages itself should too.
-func newDecoder(r io.Reader) *msgpack.Decoder {
+func NewDecoder(r io.Reader) *msgpack.Decoder {
 	dec := msgpack.NewDecoder(r)
 	dec.SetMapDecoder(decodeMapBounded)
 	return dec

@@ -1,9 +1,7 @@
-package transfer
+package shmbuf
 
 import (
 	"testing"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,7 +10,7 @@ import (
 
 func TestCopyPeerRoundTrip(t *testing.T) {
 	t.Parallel()
-	var c copyPeer
+	var c CopyPeer
 	b := Move([]byte("bytes that cross by copy"))
 	empty := Move(nil)
 	data, segs, err := c.Marshal(taskOut{Back: b, Out: empty, Sum: 7})
@@ -40,7 +38,7 @@ func TestCopyPeerRoundTrip(t *testing.T) {
 
 func TestCopyPeerRefuses(t *testing.T) {
 	t.Parallel()
-	var c copyPeer
+	var c CopyPeer
 	t.Run("a detached Buffer", func(t *testing.T) {
 		b := Move([]byte("x"))
 		b.Release()
@@ -50,19 +48,19 @@ func TestCopyPeerRefuses(t *testing.T) {
 	})
 	t.Run("a plain msgpack Marshal of a Buffer", func(t *testing.T) {
 		_, err := msgpack.Marshal(taskIn{In: Move([]byte("x"))})
-		assert.ErrorIs(t, err, xfer.ErrNoPeer)
+		assert.ErrorIs(t, err, ErrNoPeer)
 	})
 	t.Run("a shared-memory reference", func(t *testing.T) {
-		ref := appendRef(nil, xfer.Ref{Segment: xfer.SegmentID{Arena: 1}, Length: 1})
+		ref := appendRef(nil, Ref{Segment: SegmentID{Arena: 1}, Length: 1})
 		data, err := msgpack.Marshal(extMessage{ref})
 		require.NoError(t, err)
 		var in taskIn
-		assert.ErrorIs(t, c.Unmarshal(data, &in), xfer.ErrBadRef)
+		assert.ErrorIs(t, c.Unmarshal(data, &in), ErrBadRef)
 		assert.True(t, in.In == nil || in.In.Detached())
 	})
 	t.Run("segments and releases", func(t *testing.T) {
-		assert.ErrorIs(t, c.Adopt(xfer.SegmentID{}, -1, 1), xfer.ErrBadSegment)
-		assert.ErrorIs(t, c.ApplyReleases([]xfer.Ref{{}}), xfer.ErrBadRef)
+		assert.ErrorIs(t, c.Adopt(SegmentID{}, -1, 1), ErrBadSegment)
+		assert.ErrorIs(t, c.ApplyReleases([]Ref{{}}), ErrBadRef)
 		assert.NoError(t, c.ApplyReleases(nil))
 		assert.Nil(t, c.DrainReleases())
 		assert.NoError(t, c.Close())

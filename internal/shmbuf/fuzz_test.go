@@ -1,11 +1,9 @@
-package transfer
+package shmbuf
 
 import (
 	"bytes"
 	"errors"
 	"testing"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
@@ -14,13 +12,13 @@ import (
 // FuzzParseRef checks the reference layout: a payload either parses and
 // re-encodes to itself, or is rejected with ErrBadRef.
 func FuzzParseRef(f *testing.F) {
-	f.Add(appendRef(nil, xfer.Ref{Segment: xfer.SegmentID{Arena: 1, Index: 2}, Offset: 3, Length: 4}))
+	f.Add(appendRef(nil, Ref{Segment: SegmentID{Arena: 1, Index: 2}, Offset: 3, Length: 4}))
 	f.Add([]byte{refVersion})
 	f.Add(make([]byte, refSize))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseRef(b)
 		if err != nil {
-			require.ErrorIs(t, err, xfer.ErrBadRef)
+			require.ErrorIs(t, err, ErrBadRef)
 			return
 		}
 		require.Equal(t, b, appendRef(nil, r))
@@ -41,19 +39,19 @@ func FuzzValidateMessage(f *testing.F) {
 	f.Add([]byte("\xdd00000000"))
 	f.Add([]byte("\xdf\x21\x99\xd7\x13"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if err := validateMessage(b); err != nil {
-			require.ErrorIs(t, err, xfer.ErrBadMessage)
+		if err := ValidateMessage(b); err != nil {
+			require.ErrorIs(t, err, ErrBadMessage)
 			return
 		}
 		var v any
-		dec := newDecoder(bytes.NewReader(b))
+		dec := NewDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&v); err == nil {
 			again, err := msgpack.Marshal(v)
-			if errors.Is(err, xfer.ErrNoPeer) {
+			if errors.Is(err, ErrNoPeer) {
 				return
 			}
 			require.NoError(t, err)
-			require.NoError(t, validateMessage(again))
+			require.NoError(t, ValidateMessage(again))
 		}
 	})
 }

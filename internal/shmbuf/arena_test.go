@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"math/rand/v2"
@@ -149,7 +149,7 @@ func TestNewBuffer44MiB(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, n, b.Len())
 	b.Bytes()[n-1] = 1
-	moved, err := handOverValue(b)
+	moved, err := Moved(b)
 	require.NoError(t, err)
 	assert.Equal(t, byte(1), moved.Bytes()[n-1])
 	moved.Release()
@@ -198,4 +198,20 @@ func TestArenaConcurrentAllocRelease(t *testing.T) {
 	for _, s := range a.segs {
 		assert.Equal(t, []span{{0, len(s.mem)}}, s.free.spans, "all space coalesced back")
 	}
+}
+
+func TestNewBufferReusedSpaceIsZeroed(t *testing.T) {
+	t.Parallel()
+	a := newArena(1 << 16)
+	defer a.close()
+	blk, err := a.alloc(1000)
+	require.NoError(t, err)
+	for i := range blk.data {
+		blk.data[i] = 0xAA
+	}
+	blk.free()
+	again, err := a.alloc(1000)
+	require.NoError(t, err)
+	assert.Equal(t, blk.off, again.off, "space is reused")
+	assert.Equal(t, make([]byte, 1000), again.data)
 }

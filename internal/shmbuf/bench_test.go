@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import "testing"
 
@@ -19,25 +19,26 @@ var (
 	sinkString string
 )
 
-// BenchmarkHandOver is the cost the pool adds to every in-process task for
-// ownership transfer: ~free for types that can't hold a Buffer.
-func BenchmarkHandOver(b *testing.B) {
+// BenchmarkMoveValue is the cost of moving a value's Buffers with Moved,
+// as the pool moves an in-process task's output (its input moves in place,
+// with MoveAt): ~free for types that can't hold a Buffer.
+func BenchmarkMoveValue(b *testing.B) {
 	b.Run("int", func(b *testing.B) {
 		for b.Loop() {
-			v, _ := handOverValue(42)
+			v, _ := Moved(42)
 			sinkInt = v
 		}
 	})
 	b.Run("string", func(b *testing.B) {
 		for b.Loop() {
-			v, _ := handOverValue("hello")
+			v, _ := Moved("hello")
 			sinkString = v
 		}
 	})
 	b.Run("plain-struct", func(b *testing.B) {
 		in := plainIn{ID: 1, Name: "x", Tags: []string{"a"}}
 		for b.Loop() {
-			v, _ := handOverValue(in)
+			v, _ := Moved(in)
 			sinkInt = v.ID
 		}
 	})
@@ -45,7 +46,7 @@ func BenchmarkHandOver(b *testing.B) {
 		buf, _ := NewBuffer(1024)
 		in := withBuffer{ID: 1, Buf: buf}
 		for b.Loop() {
-			in, _ = handOverValue(in)
+			in, _ = Moved(in)
 		}
 		in.Buf.Release()
 	})
@@ -66,7 +67,7 @@ func BenchmarkMoveInProcess(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				buf, _ = handOverValue(buf)
+				buf, _ = Moved(buf)
 			}
 			buf.Release()
 		})
@@ -115,7 +116,7 @@ func BenchmarkNewBufferRelease(b *testing.B) {
 }
 
 // BenchmarkBaseline is an identity function through the same loop, to read
-// BenchmarkHandOver against on a noisy machine.
+// BenchmarkMoveValue against on a noisy machine.
 func BenchmarkBaseline(b *testing.B) {
 	for b.Loop() {
 		v, _ := identity(plainIn{ID: 1})

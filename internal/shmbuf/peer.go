@@ -1,12 +1,10 @@
-package transfer
+package shmbuf
 
 import (
 	"bytes"
 	"fmt"
 	"reflect"
 	"sync"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -40,23 +38,24 @@ type peer struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sent     map[xfer.SegmentID]bool     // local segments the remote has
-	lent     map[xfer.Ref]*block         // local blocks the remote holds
-	maps     map[xfer.SegmentID]*mapping // remote segments mapped here
-	held     map[xfer.Ref]bool           // remote blocks live here
-	releases []xfer.Ref                  // remote blocks released here, to report
+	sent     map[SegmentID]bool     // local segments the remote has
+	lent     map[Ref]*block         // local blocks the remote holds
+	maps     map[SegmentID]*mapping // remote segments mapped here
+	held     map[Ref]bool           // remote blocks live here
+	releases []Ref                  // remote blocks released here, to report
 }
 
-// newProcessPeer returns a Peer for a new connection, over the process arena.
-func newProcessPeer() *peer { return newPeer(processArena()) }
+// NewPeer returns the Peer of a new connection to another process, over
+// the process arena.
+func NewPeer() Peer { return newPeer(processArena()) }
 
 func newPeer(a *arena) *peer {
 	return &peer{
 		arena: a,
-		sent:  map[xfer.SegmentID]bool{},
-		lent:  map[xfer.Ref]*block{},
-		maps:  map[xfer.SegmentID]*mapping{},
-		held:  map[xfer.Ref]bool{},
+		sent:  map[SegmentID]bool{},
+		lent:  map[Ref]*block{},
+		maps:  map[SegmentID]*mapping{},
+		held:  map[Ref]bool{},
 	}
 }
 
@@ -75,7 +74,7 @@ func newPeer(a *arena) *peer {
 // detached; if encoding fails, v's Buffers are restored as they were. Plain
 // values without Buffers cost the encoding and a cached type lookup.
 // Safe for concurrent use, but not with other writes to enc.
-func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
+func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]Segment, error) {
 	rv, done, err := encodePlain(enc, v)
 	if done {
 		return nil, err
@@ -87,15 +86,15 @@ func (p *peer) Encode(enc *msgpack.Encoder, v any) ([]xfer.Segment, error) {
 		}
 	}
 	w := rewriter{
-		replace: func(b *Buffer) (*Buffer, error) {
-			m, err := p.prepare(b)
+		replace: func(old, wire *Handle) error {
+			m, err := p.prepare(old)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			moves = append(moves, m)
-			wire := newHandle(m.send)
+			wire.own(m.send)
 			wire.wire = wireRef
-			return wire, nil
+			return nil
 		},
 	}
 	out, err := w.rewrite(rv)
@@ -130,7 +129,7 @@ func encodePlain(enc *msgpack.Encoder, v any) (rv reflect.Value, done bool, err 
 	if !info.holds {
 		return rv, true, enc.Encode(v)
 	}
-	if err := checkValue(v); err != nil {
+	if err := Check(v); err != nil {
 		return rv, true, err
 	}
 	return rv, false, nil
@@ -140,7 +139,7 @@ func encodePlain(enc *msgpack.Encoder, v any) (rv reflect.Value, done bool, err 
 // from, the block it owned, and the block actually sent (a copy in the
 // arena when the original can't be referenced).
 type outbound struct {
-	old        *Buffer
+	old        *Handle
 	orig, send *block
 }
 
@@ -149,11 +148,11 @@ func (m outbound) undo() {
 	if m.send != m.orig {
 		m.send.free()
 	}
-	m.old.blk.Store(m.orig)
+	m.old.own(m.orig)
 }
 
 // prepare takes b's block and finds the block to send for it.
-func (p *peer) prepare(b *Buffer) (outbound, error) {
+func (p *peer) prepare(b *Handle) (outbound, error) {
 	if !sharedMemory {
 		return outbound{}, ErrUnsupported
 	}
@@ -167,7 +166,7 @@ func (p *peer) prepare(b *Buffer) (outbound, error) {
 	if !local && !returning {
 		cp, err := p.arena.alloc(len(blk.data))
 		if err != nil {
-			b.blk.Store(blk)
+			b.own(blk)
 			return outbound{}, err
 		}
 		copy(cp.data, blk.data)
@@ -178,12 +177,12 @@ func (p *peer) prepare(b *Buffer) (outbound, error) {
 
 // commit records the moves of a successfully encoded message and returns
 // the segments the peer still needs.
-func (p *peer) commit(moves []outbound) ([]xfer.Segment, error) {
-	var segs []xfer.Segment
+func (p *peer) commit(moves []outbound) ([]Segment, error) {
+	var segs []Segment
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, xfer.ErrPeerClosed
+		return nil, ErrPeerClosed
 	}
 	var originals []*block
 	for _, m := range moves {
@@ -194,7 +193,7 @@ func (p *peer) commit(moves []outbound) ([]xfer.Segment, error) {
 		p.lent[m.send.localRef()] = m.send
 		if seg := m.send.seg; !p.sent[seg.id] {
 			p.sent[seg.id] = true
-			segs = append(segs, xfer.Segment{ID: seg.id, FD: seg.fd, Size: len(seg.mem)})
+			segs = append(segs, Segment{ID: seg.id, FD: seg.fd, Size: len(seg.mem)})
 		}
 		if m.orig != m.send {
 			originals = append(originals, m.orig)
@@ -231,11 +230,11 @@ func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 	if v == nil || !infoOf(rv.Type()).holds {
 		return err
 	}
-	var resolved []*Buffer
-	_ = visit(rv, false, func(b *Buffer) error {
+	var resolved []*Handle
+	_ = visit(rv, false, func(b *Handle) error {
 		if b.inline != nil {
 			b.inline = nil
-			err = firstErr(err, fmt.Errorf("%w: a copied Buffer on a shared-memory link", xfer.ErrBadRef))
+			err = firstErr(err, fmt.Errorf("%w: a copied Buffer on a shared-memory link", ErrBadRef))
 			return nil
 		}
 		if b.pending == nil {
@@ -248,7 +247,7 @@ func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 			err = firstErr(err, rerr)
 			return nil
 		}
-		b.blk.Store(blk)
+		b.own(blk)
 		resolved = append(resolved, b)
 		return nil
 	})
@@ -269,7 +268,7 @@ func firstErr(a, b error) error {
 }
 
 // Marshal is Encode into a fresh byte slice with a default encoder.
-func (p *peer) Marshal(v any) ([]byte, []xfer.Segment, error) {
+func (p *peer) Marshal(v any) ([]byte, []Segment, error) {
 	var buf bytes.Buffer
 	segs, err := p.Encode(msgpack.NewEncoder(&buf), v)
 	if err != nil {
@@ -280,8 +279,8 @@ func (p *peer) Marshal(v any) ([]byte, []xfer.Segment, error) {
 
 // Unmarshal is Decode from data with NewDecoder, after ValidateMessage.
 func (p *peer) Unmarshal(data []byte, v any) error {
-	if err := validateMessage(data); err != nil {
+	if err := ValidateMessage(data); err != nil {
 		return err
 	}
-	return p.Decode(newDecoder(bytes.NewReader(data)), v)
+	return p.Decode(NewDecoder(bytes.NewReader(data)), v)
 }

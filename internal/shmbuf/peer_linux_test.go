@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -168,7 +166,7 @@ func TestPeerCloseFreesLentAndUnmaps(t *testing.T) {
 	assert.Zero(t, p.parentArena.stats().InUse, "Close frees what the dead peer held")
 	require.NoError(t, p.parent.Close(), "idempotent")
 	_, _, err := p.parent.Marshal(taskIn{In: arenaBuffer(t, p.parentArena, 1, 0)})
-	require.ErrorIs(t, err, xfer.ErrPeerClosed)
+	require.ErrorIs(t, err, ErrPeerClosed)
 
 	// On the child's side, Buffers stay readable after Close until released.
 	require.NoError(t, p.child.Close())
@@ -208,7 +206,7 @@ func TestPeerEncodeRejectsAndRestores(t *testing.T) {
 	assert.Zero(t, p.parent.Stats().Lent)
 
 	_, err := msgpack.Marshal(taskIn{In: live})
-	require.ErrorIs(t, err, xfer.ErrNoPeer, "plain msgpack can't leak a reference")
+	require.ErrorIs(t, err, ErrNoPeer, "plain msgpack can't leak a reference")
 	assert.False(t, live.Detached())
 	live.Release()
 }
@@ -233,8 +231,8 @@ func TestPeerDecodeHostileRefs(t *testing.T) {
 	send(t, p.parent, p.child, taskIn{In: arenaBuffer(t, p.parentArena, 100, 0)}, &in)
 	seg := p.parentArena.segs[0]
 	segSize := uint64(len(seg.mem))
-	ref := func(r xfer.Ref) []byte { return appendRef(nil, r) }
-	held := xfer.Ref{Segment: seg.id, Offset: 0, Length: 100}
+	ref := func(r Ref) []byte { return appendRef(nil, r) }
+	held := Ref{Segment: seg.id, Offset: 0, Length: 100}
 	cases := []struct {
 		name    string
 		payload []byte
@@ -242,19 +240,19 @@ func TestPeerDecodeHostileRefs(t *testing.T) {
 		{"short payload", []byte{1, 2, 3}},
 		{"empty payload", nil},
 		{"wrong version", append([]byte{9}, ref(held)[1:]...)},
-		{"unknown segment", ref(xfer.Ref{Segment: xfer.SegmentID{Arena: 12345, Index: 0}, Length: 1})},
-		{"unknown index", ref(xfer.Ref{Segment: xfer.SegmentID{Arena: seg.id.Arena, Index: 7}, Length: 1})},
-		{"offset past the end", ref(xfer.Ref{Segment: seg.id, Offset: segSize + 1})},
-		{"length past the end", ref(xfer.Ref{Segment: seg.id, Offset: segSize - 10, Length: 11})},
-		{"length overflow", ref(xfer.Ref{Segment: seg.id, Offset: 64, Length: ^uint64(0) - 10})},
+		{"unknown segment", ref(Ref{Segment: SegmentID{Arena: 12345, Index: 0}, Length: 1})},
+		{"unknown index", ref(Ref{Segment: SegmentID{Arena: seg.id.Arena, Index: 7}, Length: 1})},
+		{"offset past the end", ref(Ref{Segment: seg.id, Offset: segSize + 1})},
+		{"length past the end", ref(Ref{Segment: seg.id, Offset: segSize - 10, Length: 11})},
+		{"length overflow", ref(Ref{Segment: seg.id, Offset: 64, Length: ^uint64(0) - 10})},
 		{"already held", ref(held)},
-		{"own memory never lent", ref(xfer.Ref{Segment: p.childArena.segsOrNew(t).id, Length: 1})},
+		{"own memory never lent", ref(Ref{Segment: p.childArena.segsOrNew(t).id, Length: 1})},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got taskIn
 			err := p.child.Unmarshal(rawRef(t, tc.payload), &got)
-			require.ErrorIs(t, err, xfer.ErrBadRef)
+			require.ErrorIs(t, err, ErrBadRef)
 			if got.In != nil {
 				assert.True(t, got.In.Detached())
 			}
@@ -271,18 +269,18 @@ func TestPeerDecodeHostileRefs(t *testing.T) {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	require.NoError(t, enc.EncodeArrayLen(2))
-	for _, r := range []xfer.Ref{good, {Segment: seg.id, Offset: segSize, Length: 1}} {
+	for _, r := range []Ref{good, {Segment: seg.id, Offset: segSize, Length: 1}} {
 		require.NoError(t, enc.EncodeExtHeader(extID, refSize))
 		_, err = enc.Writer().Write(ref(r))
 		require.NoError(t, err)
 	}
 	var list []*Buffer
-	require.ErrorIs(t, p.child.Unmarshal(buf.Bytes(), &list), xfer.ErrBadRef)
+	require.ErrorIs(t, p.child.Unmarshal(buf.Bytes(), &list), ErrBadRef)
 	assert.True(t, list[0].Detached(), "the good reference was released again")
 	assert.Zero(t, p.child.Stats().Held)
 	require.NoError(t, p.parent.ApplyReleases(p.child.DrainReleases()))
 	assert.Zero(t, p.parent.Stats().Lent, "so the owner got it back")
-	require.ErrorIs(t, p.parent.ApplyReleases([]xfer.Ref{{Segment: seg.id, Offset: 999}}), xfer.ErrBadRef)
+	require.ErrorIs(t, p.parent.ApplyReleases([]Ref{{Segment: seg.id, Offset: 999}}), ErrBadRef)
 }
 
 // segsOrNew returns the arena's first segment, making one if needed.
@@ -336,26 +334,26 @@ func TestAdoptRejectsBadDescriptors(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		id   xfer.SegmentID
+		id   SegmentID
 		fd   int
 		size int
 	}{
-		{"a pipe", xfer.SegmentID{Arena: 1}, pipeFD, 4096},
-		{"an unsealed memfd", xfer.SegmentID{Arena: 2}, dup(unsealed), 4096},
-		{"larger than the file", xfer.SegmentID{Arena: 3}, dup(seg.fd), len(seg.mem) + 1},
-		{"zero size", xfer.SegmentID{Arena: 4}, dup(seg.fd), 0},
+		{"a pipe", SegmentID{Arena: 1}, pipeFD, 4096},
+		{"an unsealed memfd", SegmentID{Arena: 2}, dup(unsealed), 4096},
+		{"larger than the file", SegmentID{Arena: 3}, dup(seg.fd), len(seg.mem) + 1},
+		{"zero size", SegmentID{Arena: 4}, dup(seg.fd), 0},
 		{"own segment", p.childArena.segs[0].id, dup(seg.fd), len(seg.mem)},
 	}
 	unix.Close(unsealed)
 	for _, tc := range cases {
 		err := p.child.Adopt(tc.id, tc.fd, tc.size)
-		require.ErrorIs(t, err, xfer.ErrBadSegment, tc.name)
+		require.ErrorIs(t, err, ErrBadSegment, tc.name)
 	}
 	require.NoError(t, p.child.Adopt(seg.id, dup(seg.fd), len(seg.mem)))
-	require.ErrorIs(t, p.child.Adopt(seg.id, dup(seg.fd), len(seg.mem)), xfer.ErrBadSegment, "already adopted")
+	require.ErrorIs(t, p.child.Adopt(seg.id, dup(seg.fd), len(seg.mem)), ErrBadSegment, "already adopted")
 	assert.Equal(t, mapsBefore+1, countMappings(t))
 	require.NoError(t, p.child.Close())
-	require.ErrorIs(t, p.child.Adopt(xfer.SegmentID{Arena: 5}, dup(seg.fd), 10), xfer.ErrPeerClosed)
+	require.ErrorIs(t, p.child.Adopt(SegmentID{Arena: 5}, dup(seg.fd), 10), ErrPeerClosed)
 
 	fdsAfter, _ := countFDs(t)
 	assert.Equal(t, fdsBefore, fdsAfter, "Adopt closed every descriptor")

@@ -1,11 +1,10 @@
-package transfer
+package shmbuf
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
-
-	"github.com/offloadgo/offload/internal/xfer"
 )
 
 const (
@@ -37,7 +36,7 @@ type arena struct {
 
 // segment is one mapped memfd of an arena.
 type segment struct {
-	id   xfer.SegmentID
+	id   SegmentID
 	fd   int // -1 where segments are heap memory
 	mem  []byte
 	free freeList
@@ -52,7 +51,7 @@ func newArena(segmentSize int) *arena {
 	return &arena{id: rand.Uint64() | 1, segmentSize: segmentSize}
 }
 
-// processArena is the arena of NewBuffer and of every Peer. It is the one
+// processArena is the arena of Handle.Alloc and of every Peer. It is the one
 // piece of process-wide state in this package, and it has to be: a segment
 // is sent once to each peer and then referenced by every Buffer carved from
 // it, so all Buffers of a process must come from the same segments. It is
@@ -69,7 +68,7 @@ func (a *arena) alloc(n int) (*block, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return nil, fmt.Errorf("transfer: arena is closed")
+		return nil, errors.New("transfer: arena is closed")
 	}
 	for _, s := range a.segs {
 		if off, ok := s.free.take(size); ok {
@@ -84,7 +83,7 @@ func (a *arena) alloc(n int) (*block, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &segment{id: xfer.SegmentID{Arena: a.id, Index: uint32(len(a.segs))}, fd: fd, mem: mem}
+	s := &segment{id: SegmentID{Arena: a.id, Index: uint32(len(a.segs))}, fd: fd, mem: mem}
 	s.free.put(0, segSize)
 	a.segs = append(a.segs, s)
 	off, _ := s.free.take(size)
@@ -112,15 +111,16 @@ func (a *arena) release(b *block) {
 	a.inUse -= int64(b.size)
 }
 
-// stats reports the arena's size and use.
-func (a *arena) stats() ArenaStats {
+// usage reports the arena's size and use: segments mapped, their total
+// size, and the space held by live Buffers and Buffers lent to peers
+// (rounded up to the allocation alignment), in bytes.
+func (a *arena) usage() (segments int, mapped, inUse int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	st := ArenaStats{Segments: len(a.segs), InUse: a.inUse}
 	for _, s := range a.segs {
-		st.Mapped += int64(len(s.mem))
+		mapped += int64(len(s.mem))
 	}
-	return st
+	return len(a.segs), mapped, a.inUse
 }
 
 // close unmaps every segment. Only tests close arenas: the process arena
@@ -138,20 +138,9 @@ func (a *arena) close() {
 	a.segs = nil
 }
 
-// ArenaStats describes the process's shared-memory arena.
-type ArenaStats struct {
-	// Segments is the number of segments mapped.
-	Segments int
-	// Mapped is their total size in bytes.
-	Mapped int64
-	// InUse is the space held by live Buffers and by Buffers lent to
-	// peers, in bytes (rounded up to the allocation alignment).
-	InUse int64
-}
-
-// Stats reports the process arena's size and use. It creates nothing: a
-// process that never allocated a Buffer reports zeroes. Safe for concurrent
-// use.
-func Stats() ArenaStats {
-	return processArena().stats()
+// ArenaUsage is the process arena's usage, for transfer.Stats. It creates
+// nothing: a process that never allocated a Buffer reports zeroes. Safe
+// for concurrent use.
+func ArenaUsage() (segments int, mapped, inUse int64) {
+	return processArena().usage()
 }

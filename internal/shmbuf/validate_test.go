@@ -1,9 +1,7 @@
-package transfer
+package shmbuf
 
 import (
 	"testing"
-
-	"github.com/offloadgo/offload/internal/xfer"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,11 +30,11 @@ func TestValidateMessage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := validateMessage(tc.data)
+			err := ValidateMessage(tc.data)
 			if tc.ok {
 				assert.NoError(t, err)
 			} else {
-				assert.ErrorIs(t, err, xfer.ErrBadMessage)
+				assert.ErrorIs(t, err, ErrBadMessage)
 			}
 		})
 	}
