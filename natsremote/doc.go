@@ -25,8 +25,10 @@
 //
 // Admission, the queue, QueueDelay, Shed, Load and Stats are the pool's,
 // as for any pool: ErrQueueFull is decided locally and publishes nothing.
-// A Remote pool's Load.Workers and Load.Capacity are what its live nodes
-// offer (their slots, capped by Workers); with no live node they are 0 and
+// A Remote pool's Workers caps its calls in flight (pool.Pool.SetWorkers
+// changes it while the pool runs); its Load.Workers, Load.MaxWorkers and
+// Load.Capacity are what its live nodes offer (their slots, capped by
+// Workers); with no live node they are 0 and
 // a call fails at once with an error matching ErrQueueFull (so Shed and
 // WriteError answer 503) — except in the pool's first heartbeat, while it
 // discovers its nodes, when a call waits up to a heartbeat for one.

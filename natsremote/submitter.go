@@ -92,8 +92,7 @@ func (s *submitter) subscribe() error {
 	// that large outputs at once are not dropped here as a slow
 	// consumer's. (The server's own buffer for the connection, its
 	// max_pending, must hold them too: see the README.)
-	limit := max(64<<20, int(s.nc.MaxPayload())*(s.env.Workers+8))
-	if err := s.subs[0].SetPendingLimits(64<<10, limit); err != nil {
+	if err := s.subs[0].SetPendingLimits(64<<10, s.pendingBytes(s.env.Workers)); err != nil {
 		return fmt.Errorf("natsremote: %w", err)
 	}
 	if err := s.nc.FlushTimeout(bindTimeout); err != nil {
@@ -106,6 +105,19 @@ func (s *submitter) subscribe() error {
 		return fmt.Errorf("natsremote: %w", err)
 	}
 	return nil
+}
+
+// pendingBytes is how many bytes of answers may queue on the client for
+// a pool of workers calls in flight (see subscribe).
+func (s *submitter) pendingBytes(workers int) int {
+	return max(64<<20, int(s.nc.MaxPayload())*(workers+8))
+}
+
+// Resize follows the pool's new Workers (pool.Pool.SetWorkers): the
+// answers may queue up to that many calls' worth. A pool that has closed
+// has no subscription left to resize, which is no error.
+func (s *submitter) Resize(workers int) {
+	_ = s.subs[0].SetPendingLimits(64<<10, s.pendingBytes(workers))
 }
 
 // start starts the watcher and the outbox, which end with the pool.
@@ -177,6 +189,8 @@ func stamp(payload []byte, h header, startBy time.Time) {
 }
 
 // NewRunner returns the runner of worker goroutine id.
+var _ transport.Resizer = (*submitter)(nil)
+
 func (s *submitter) NewRunner(id int) transport.Runner {
 	return &runner{s: s, id: id, p: pending{answer: make(chan answer, 1), fullAt: map[uint64]uint64{}}}
 }

@@ -142,7 +142,7 @@ func (p *Pool) enqueue(j job, since int64) *worker {
 	if w != nil {
 		return w
 	}
-	if len(p.all)+p.starting < p.opts.Workers {
+	if p.staying() < p.opts.Workers {
 		p.spawn()
 	}
 	return nil
@@ -169,9 +169,11 @@ func (p *Pool) abandon(j job, err error) {
 }
 
 // release frees one admission slot: it goes to the longest-waiting
-// SubmitBlocking caller if there is one. p.mu is held.
+// SubmitBlocking caller if there is one, unless the pool holds more than
+// its settings' capacity (SetWorkers lowered it: tasks queued beyond the
+// new bound run, and the waiters wait for room). p.mu is held.
 func (p *Pool) release() {
-	if p.waiters.grant() {
+	if p.inflight <= p.opts.capacity && p.waiters.grant() {
 		return // the slot now belongs to that waiter
 	}
 	p.setInflight(p.inflight - 1)

@@ -6,6 +6,9 @@
 // know it too. A Pool admits at most Workers running plus MaxQueue waiting
 // tasks; past that Submit and Run fail at once with ErrQueueFull, so a server
 // can answer 503 instead of piling work up (see Shed and WriteError).
+// SetWorkers changes Workers while the pool runs, at once for admission:
+// an auto MaxQueue (Workers²) follows it, running tasks finish, and tasks
+// already queued beyond a lowered bound still run.
 //
 // A *transfer.Buffer in a task's input or output moves instead of being
 // copied: the sender's handle is detached once the call is admitted (a

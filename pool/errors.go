@@ -42,6 +42,8 @@ var (
 	// helper, say) instead of returning: it has no result. The pool
 	// replaces the goroutine it ended and goes on.
 	ErrGoexit = errGoexit()
+	// ErrInvalidWorkers is SetWorkers' error for a worker count below 1.
+	ErrInvalidWorkers = errors.New("pool: invalid number of workers")
 )
 
 // The sentinels are the seam's (internal/transport), one value on either

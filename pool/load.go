@@ -7,17 +7,20 @@ import "time"
 // hot path. The fields are read one by one, so under concurrent change
 // they may not add up exactly.
 //
-// A Remote pool's Workers and Capacity are what its live nodes offer: their
-// slots, capped by Options.Workers, and the capacity that many workers get
-// from MaxQueue; both are 0 while no node is live, and admission rejects
-// at once then (ErrQueueFull), so Shed answers 503.
+// MaxWorkers is Options.Workers as SetWorkers last set it, and Capacity
+// that many workers plus MaxQueue. A Remote pool's Workers, MaxWorkers and
+// Capacity are what its live nodes offer: their slots, capped by
+// Options.Workers, and the capacity that many workers get from MaxQueue;
+// all are 0 while no node is live, and admission rejects at once then
+// (ErrQueueFull), so Shed answers 503.
 type Load struct {
-	Workers  int  // live workers (a Remote pool's: see above)
-	Busy     int  // workers running a task
-	Queued   int  // tasks waiting for a worker
-	InFlight int  // accepted tasks not yet finished: queued plus running
-	Capacity int  // Workers + MaxQueue; -1 when the queue is Unbounded
-	Closed   bool // Shutdown or Close has been called
+	Workers    int  // live workers (a Remote pool's: see above)
+	MaxWorkers int  // the most tasks that may run at once now (see above)
+	Busy       int  // workers running a task
+	Queued     int  // tasks waiting for a worker
+	InFlight   int  // accepted tasks not yet finished: queued plus running
+	Capacity   int  // MaxWorkers + MaxQueue; -1 when the queue is Unbounded
+	Closed     bool // Shutdown or Close has been called
 	// RecentRunTime is an exponentially weighted average of recent tasks'
 	// run time (0 before the first task ends).
 	RecentRunTime time.Duration
@@ -31,12 +34,14 @@ func (p *Pool) Load() Load {
 		return Load{Closed: true}
 	}
 	r := &p.stats
-	workers := int(r.workers.Load())
-	if p.slots != nil {
-		workers = p.workerLimit()
+	limit := p.workerLimit()
+	workers := limit
+	if p.slots == nil {
+		workers = int(r.workers.Load())
 	}
 	return Load{
 		Workers:       workers,
+		MaxWorkers:    limit,
 		Busy:          int(r.busy.Load()),
 		Queued:        int(r.queued.Load()),
 		InFlight:      int(r.inflight.Load()),

@@ -72,14 +72,16 @@ const DefaultIdleTimeout = 10 * time.Second
 type Options struct {
 	// Workers is the most tasks that run at once. 0 means DefaultWorkers():
 	// one less than GOMAXPROCS (at least 1), leaving a core for the
-	// goroutines that serve requests.
+	// goroutines that serve requests. SetWorkers changes it while the pool
+	// runs.
 	Workers int
 	// MinWorkers are started by New and kept however idle. 0 means workers
 	// start on demand. It must not exceed Workers.
 	MinWorkers int
 	// MaxQueue is how many accepted tasks may wait for a worker. 0 means
-	// auto = Workers² (piscina's 'auto'); Unbounded and NoQueue are the
-	// special values. The (Workers+MaxQueue+1)-th concurrent submission
+	// auto = Workers² (piscina's 'auto'), which follows Workers when
+	// SetWorkers changes it; a MaxQueue set here stays as set. Unbounded
+	// and NoQueue are the special values. The (Workers+MaxQueue+1)-th concurrent submission
 	// fails at once with ErrQueueFull. Workers + MaxQueue saturates at
 	// math.MaxInt (MaxQueue is lowered to fit) rather than overflow.
 	MaxQueue int
@@ -165,10 +167,50 @@ func DefaultWorkers() int {
 }
 
 // settings are Options with every default filled in and every value checked.
+// SetWorkers changes Workers, MinWorkers, MaxQueue and capacity (under the
+// pool's lock, field by field); the rest never changes after New.
 type settings struct {
 	Options
-	capacity  int  // Workers + MaxQueue, or -1 for unbounded
-	autoQueue bool // MaxQueue was 0: Workers², for however many workers
+	capacity int // Workers + MaxQueue, or -1 for unbounded
+	queue    queuePolicy
+}
+
+// queuePolicy is how a pool's MaxQueue follows its Workers: auto (Workers²),
+// fixed, none or unbounded. It never changes after New, so the readers
+// that don't take the pool's lock (a Remote pool's capacity) may read it.
+type queuePolicy struct {
+	auto  bool // MaxQueue was 0: Workers², for however many workers
+	fixed int  // MaxQueue as given, when positive: kept whatever Workers
+	kind  int  // MaxQueue as given when it is a special value (Unbounded, NoQueue); 0 otherwise
+}
+
+// capacityFor is the capacity of a pool running workers tasks at once:
+// how many tasks it may hold, running and queued; -1 for no limit. No
+// workers, no capacity: nothing could run.
+func (q *queuePolicy) capacityFor(workers int) int {
+	switch {
+	case workers <= 0:
+		return 0
+	case q.auto:
+		return saturatingAdd(workers, saturatingMul(workers, workers))
+	case q.kind == Unbounded:
+		return -1
+	case q.kind == NoQueue:
+		return workers
+	}
+	return saturatingAdd(workers, q.fixed)
+}
+
+// setWorkers makes s the settings of a pool of n workers: MinWorkers is
+// lowered to n if above it, and the capacity (and an auto MaxQueue)
+// follows n.
+func (s *settings) setWorkers(n int) {
+	s.Workers = n
+	s.MinWorkers = min(s.MinWorkers, n)
+	s.capacity = s.queue.capacityFor(n)
+	if s.queue.kind == 0 {
+		s.MaxQueue = s.capacity - n // lowered to fit, if Workers + MaxQueue saturates
+	}
 }
 
 func (o Options) settle() (settings, error) {
@@ -193,20 +235,15 @@ func (o Options) settle() (settings, error) {
 	s := settings{Options: o}
 	switch {
 	case o.MaxQueue == 0:
-		s.autoQueue = true
-		s.MaxQueue = saturatingMul(o.Workers, o.Workers)
-		s.capacity = saturatingAdd(o.Workers, s.MaxQueue)
-		s.MaxQueue = s.capacity - o.Workers
-	case o.MaxQueue == Unbounded:
-		s.capacity = -1
-	case o.MaxQueue == NoQueue:
-		s.capacity = o.Workers
+		s.queue.auto = true
 	case o.MaxQueue > 0:
-		s.capacity = saturatingAdd(o.Workers, o.MaxQueue)
-		s.MaxQueue = s.capacity - o.Workers
+		s.queue.fixed = o.MaxQueue
+	case o.MaxQueue == Unbounded, o.MaxQueue == NoQueue:
+		s.queue.kind = o.MaxQueue
 	default:
 		return settings{}, fmt.Errorf("pool: MaxQueue is %d, want >= 0, Unbounded or NoQueue", o.MaxQueue)
 	}
+	s.setWorkers(o.Workers)
 	if o.Transport != nil && o.Isolation == InProcess {
 		o.Isolation = Remote // a transport says where the tasks go
 		s.Isolation = Remote

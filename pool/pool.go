@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/offloadgo/offload/internal/registry"
@@ -12,13 +13,21 @@ import (
 // Pool runs registered tasks on a bounded set of workers. Create it with
 // New; the zero value is not usable. A Pool is safe for concurrent use.
 type Pool struct {
-	opts settings
+	// opts is guarded by mu where SetWorkers changes it (see settings);
+	// maxWorkers and maxInflight mirror opts.Workers and opts.capacity for
+	// the readers that don't take mu (see capacity.go).
+	opts                    settings
+	maxWorkers, maxInflight atomic.Int64
+	// resizing serializes SetWorkers calls, so that the transport hears
+	// of each new Workers in the order they took effect.
+	resizing sync.Mutex
 
 	mu       sync.Mutex
 	queue    fifo
 	idle     []*worker            // parked workers, most recently parked last
 	all      map[*worker]struct{} // every live worker
 	starting int                  // workers spawned that have not yet run
+	retiring int                  // workers told to exit (reaper, SetWorkers) that have not yet exited
 	inflight int                  // accepted and not yet finished: queued + running
 	waiters  waitList             // SubmitBlocking callers waiting for room
 	state    state
@@ -73,6 +82,7 @@ func New(opts Options) (*Pool, error) {
 		lastEmpty: now(), // a new queue is empty
 		calls:     make([]sync.Pool, registry.Len()),
 	}
+	p.setLimits()
 	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
 	if p.transport, err = p.bindTransport(); err != nil {
 		p.cancelStop(nil)
@@ -88,11 +98,14 @@ func New(opts Options) (*Pool, error) {
 }
 
 // Options returns the pool's configuration with every default filled in
-// (the zero Options for a Pool not made by New).
+// (the zero Options for a Pool not made by New): Workers, MinWorkers and
+// an auto MaxQueue as SetWorkers last set them.
 func (p *Pool) Options() Options {
 	if p.usable() != nil {
 		return Options{}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.opts.Options
 }
 

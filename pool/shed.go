@@ -112,8 +112,6 @@ func Shed(p *Pool, opts ShedOptions) func(http.Handler) http.Handler {
 // shedder is Shed's configuration with its defaults filled in.
 type shedder struct {
 	pool     *Pool
-	workers  int  // the configured maximum: a new task may spawn a worker up to it
-	live     bool // the pool's workers are what its transport's live slots offer: see workersOf
 	maxWait  time.Duration
 	minRetry time.Duration
 	maxRetry time.Duration
@@ -126,8 +124,6 @@ func newShedder(p *Pool, opts ShedOptions) *shedder {
 	}
 	s := &shedder{
 		pool:     p,
-		workers:  max(1, p.opts.Workers),
-		live:     p.slots != nil,
 		maxWait:  max(0, opts.MaxWait),
 		minRetry: opts.MinRetryAfter,
 		maxRetry: opts.MaxRetryAfter,
@@ -182,14 +178,10 @@ func (s *shedder) decide(l Load, left time.Duration, hasDeadline bool) ShedReaso
 }
 
 // workersOf is how many tasks the pool runs at once, for the predictions:
-// the configured maximum (a new task may start a worker up to it), or, for
-// a Remote pool, what its live nodes offer now (Load.Workers).
-func (s *shedder) workersOf(l Load) int {
-	if s.live {
-		return max(1, l.Workers)
-	}
-	return s.workers
-}
+// Load.MaxWorkers, the configured maximum as SetWorkers last set it (a new
+// task may start a worker up to it), or, for a Remote pool, what its live
+// nodes offer now.
+func (s *shedder) workersOf(l Load) int { return max(1, l.MaxWorkers) }
 
 // predictWait is the time until one of workers is free for a task
 // submitted now.

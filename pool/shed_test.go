@@ -53,25 +53,26 @@ func TestShedDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := &shedder{workers: tt.workers, maxWait: tt.maxWait}
+			s := &shedder{maxWait: tt.maxWait}
+			tt.load.MaxWorkers = tt.workers
 			assert.Equal(t, tt.want, s.decide(tt.load, tt.left, tt.left != 0))
 		})
 	}
 }
 
-// A Remote pool's shedder predicts waits from the workers its live nodes
-// offer (Load.Workers), not the configured ones: after a node is lost, the
-// same queue means a longer wait.
-func TestShedPredictsFromLiveWorkers(t *testing.T) {
+// Shed predicts waits from Load.MaxWorkers, not from the workers alive:
+// a new task may start a worker up to it. A Remote pool's is what its live
+// nodes offer, so after a node is lost the same queue means a longer wait;
+// after SetWorkers lowers it, too.
+func TestShedPredictsFromMaxWorkers(t *testing.T) {
 	t.Parallel()
-	l := Load{Workers: 1, InFlight: 2, Capacity: 10, RecentRunTime: 300 * time.Millisecond}
-	configured := &shedder{workers: 4, maxWait: 500 * time.Millisecond}
-	assert.Zero(t, configured.decide(l, 0, false), "four workers: one is free")
-	live := &shedder{workers: 4, live: true, maxWait: 500 * time.Millisecond}
-	assert.Equal(t, ShedMaxWait, live.decide(l, 0, false), "one live worker: two tasks ahead, 600 ms")
-	l.Capacity = 0
-	l.Workers = 0
-	assert.Equal(t, ShedQueueFull, live.decide(l, 0, false), "no live node")
+	s := &shedder{maxWait: 500 * time.Millisecond}
+	l := Load{Workers: 1, MaxWorkers: 4, InFlight: 2, Capacity: 10, RecentRunTime: 300 * time.Millisecond}
+	assert.Zero(t, s.decide(l, 0, false), "four workers: one is free")
+	l.MaxWorkers = 1
+	assert.Equal(t, ShedMaxWait, s.decide(l, 0, false), "one worker: two tasks ahead, 600 ms")
+	l.Capacity, l.Workers, l.MaxWorkers = 0, 0, 0
+	assert.Equal(t, ShedQueueFull, s.decide(l, 0, false), "no live node")
 }
 
 func TestShedRetryAfter(t *testing.T) {
@@ -94,8 +95,8 @@ func TestShedRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := &Pool{opts: settings{Options: Options{Workers: tt.workers}}}
-			s := newShedder(p, ShedOptions{MinRetryAfter: tt.min, MaxRetryAfter: tt.max})
+			s := newShedder(&Pool{}, ShedOptions{MinRetryAfter: tt.min, MaxRetryAfter: tt.max})
+			tt.load.MaxWorkers = tt.workers
 			assert.Equal(t, tt.want, s.retryAfter(tt.load))
 		})
 	}

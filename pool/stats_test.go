@@ -65,7 +65,7 @@ func TestLoadMirrorsThePool(t *testing.T) {
 	}
 	<-started
 	l := p.Load()
-	assert.Equal(t, pool.Load{Workers: 1, Busy: 1, Queued: 2, InFlight: 3, Capacity: 3}, l)
+	assert.Equal(t, pool.Load{Workers: 1, MaxWorkers: 1, Busy: 1, Queued: 2, InFlight: 3, Capacity: 3}, l)
 	close(release)
 	for _, f := range futures {
 		_, err := f.Wait()

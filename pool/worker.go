@@ -39,11 +39,28 @@ func (p *Pool) spawn() {
 	p.workersWG.Add(1)
 	p.spawned++
 	go p.work(&worker{wake: make(chan struct{}, 1), id: p.spawned})
-	if !p.reaping && len(p.all)+p.starting > p.opts.MinWorkers {
+	p.startReaper()
+}
+
+// startReaper starts the idle reaper if workers above MinWorkers may need
+// it. p.mu is held.
+func (p *Pool) startReaper() {
+	if !p.reaping && p.staying() > p.opts.MinWorkers {
 		p.reaping = true
 		p.workersWG.Add(1)
 		go p.reap()
 	}
+}
+
+// staying is how many workers the pool keeps: alive or starting, less
+// those told to retire. p.mu is held.
+func (p *Pool) staying() int { return len(p.all) + p.starting - p.retiring }
+
+// tellToRetire makes idle w exit. p.mu is held; w is no longer in p.idle.
+func (p *Pool) tellToRetire(w *worker) {
+	w.retire = true
+	p.retiring++
+	w.wake <- struct{}{} // buffered, and w was idle: never blocks
 }
 
 // work is a worker's life: take the oldest job, run it, repeat; park when
@@ -76,9 +93,16 @@ func (p *Pool) work(w *worker) {
 			p.settle(w, done)
 			start = done.end // the next task starts as this one ends
 		}
-		j, wait := p.take(w, start)
+		// A worker told to retire, or one above Workers since SetWorkers
+		// lowered it, exits rather than take another task.
+		leaving := w.retire || p.staying() > p.opts.Workers
+		var j job
+		var wait int64
+		if !leaving {
+			j, wait = p.take(w, start)
+		}
 		if j == nil {
-			if w.retire || p.state == closed || (p.state == draining && p.queue.n == 0) {
+			if leaving || p.state == closed || (p.state == draining && p.queue.n == 0) {
 				p.retire(w)
 				p.mu.Unlock()
 				p.announce(done)
@@ -153,8 +177,8 @@ func (p *Pool) goexited(w *worker, f finished) {
 	p.mu.Lock()
 	p.settle(w, f)
 	p.retire(w)
-	if p.state != closed && len(p.all)+p.starting < p.opts.Workers &&
-		(p.queue.n > 0 || len(p.all)+p.starting < p.opts.MinWorkers) {
+	if p.state != closed && p.staying() < p.opts.Workers &&
+		(p.queue.n > 0 || p.staying() < p.opts.MinWorkers) {
 		p.spawn()
 	}
 	p.mu.Unlock()
@@ -238,6 +262,9 @@ func (p *Pool) assign(w *worker, j job) {
 // retire removes w from the pool as it exits. p.mu is held.
 func (p *Pool) retire(w *worker) {
 	delete(p.all, w)
+	if w.retire {
+		p.retiring--
+	}
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
 	p.stats.retired.merge(&w.tally)
 	p.stats.retired.tasks.merge(&w.tally)
@@ -264,12 +291,11 @@ func (p *Pool) reap() {
 		}
 		p.mu.Lock()
 		p.tick++
-		surplus := len(p.all) + p.starting - p.opts.MinWorkers
+		surplus := p.staying() - p.opts.MinWorkers
 		kept := p.idle[:0]
 		for _, w := range p.idle { // oldest-parked first
 			if surplus > 0 && p.tick-w.idleTick >= reapTicks {
-				w.retire = true
-				w.wake <- struct{}{}
+				p.tellToRetire(w)
 				surplus--
 				continue
 			}

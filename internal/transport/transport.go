@@ -108,7 +108,8 @@ type Events interface {
 // Env is what a pool gives the transport it binds.
 type Env struct {
 	// Workers is how many calls the pool runs at once: one per worker
-	// goroutine, each with its own Runner.
+	// goroutine, each with its own Runner. It is the pool's Workers at
+	// bind time; a Resizer hears of later changes.
 	Workers int
 	// Stop ends when the pool closes: a transport cuts waits short on it.
 	Stop context.Context
@@ -116,4 +117,12 @@ type Env struct {
 	Events Events
 	// Logger is the pool's logger (never nil).
 	Logger *slog.Logger
+}
+
+// Resizer is a Transport that sizes what it holds by the pool's Workers
+// (Env.Workers): Resize tells it the pool's new Workers after
+// Pool.SetWorkers, in the order they took effect, outside the pool's
+// lock. It must not block.
+type Resizer interface {
+	Resize(workers int)
 }
