@@ -236,8 +236,8 @@ func (*hugeTracer) Inject(_ context.Context, carrier map[string]string) {
 	carrier["baggage"] = string(make([]byte, 16<<10))
 }
 func (*hugeTracer) Extract(ctx context.Context, _ map[string]string) context.Context { return ctx }
-func (*hugeTracer) Dequeued(time.Duration)                                            {}
-func (t *hugeTracer) End(err error)                                                    { t.ended = err }
+func (*hugeTracer) Dequeued(time.Duration)                                           {}
+func (t *hugeTracer) End(err error)                                                  { t.ended = err }
 
 // A Subprocess pool with a Tracer sends the trace context with each call,
 // and a worker whose Main has one (TestMain's) gives it to the task; a
