@@ -33,7 +33,7 @@ type call[In, Out any] struct {
 	payload  []byte
 	deadline time.Time
 
-	// span is the task's span when the pool has a Tracer (see trace.go),
+	// span is the task's span when the pool has a Tracer (see tracer.go),
 	// nil once ended; trace the caller's trace context, encoded for a
 	// transport.
 	span  TaskSpan

@@ -270,3 +270,30 @@ func TestTracerCarriesTheTraceContextToWorkerProcesses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, seen, "without a Tracer nothing is carried")
 }
+
+// The span of a running task whose caller gave up covers the run: it ends
+// when the task returns, with the error its caller got.
+func TestTracerSpanOfAnAbandonedTaskEndsWhenItReturns(t *testing.T) {
+	t.Parallel()
+	tracer := &fakeTracer{}
+	p, err := pool.New(pool.Options{Workers: 1, Tracer: tracer})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan int, 1)
+	release := make(chan struct{})
+	f, err := pool.Submit(ctx, p, wait, gate{started: started, release: release})
+	require.NoError(t, err)
+	<-started
+	cancel()
+	_, err = f.Wait()
+	require.ErrorIs(t, err, context.Canceled)
+	s := tracer.only(t)
+	dequeued, ends := s.state()
+	assert.Equal(t, 1, dequeued)
+	assert.Empty(t, ends, "the task still runs")
+
+	close(release)
+	require.NoError(t, p.Shutdown(testCtx(t))) // its worker has announced the task's end by then
+	_, ends = s.state()
+	assert.Equal(t, []error{err}, ends)
+}
