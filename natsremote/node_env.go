@@ -99,8 +99,9 @@ func Main(opts ...pool.MainOptions) {
 	}
 }
 
-// serveFromEnv is a node process's life: Serve as the environment says
-// until SIGINT or SIGTERM, and the exit status.
+// serveFromEnv is a node process's life: Serve as the environment says,
+// with mo's Tracer for its pool, until SIGINT or SIGTERM, and the exit
+// status.
 func serveFromEnv(mo pool.MainOptions) int {
 	o, err := optionsFromEnv(os.Getenv)
 	if err != nil {
