@@ -3,6 +3,7 @@ package poolotel
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -62,18 +63,36 @@ func NewTracer(o TracerOptions) pool.Tracer {
 type tracer struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+	// starts holds each task's span name and start options (a
+	// *spanStart by pool.TaskInfo), made once rather than per task.
+	starts sync.Map
+}
+
+// spanStart is how a task's spans start.
+type spanStart struct {
+	name    string
+	options []trace.SpanStartOption
 }
 
 func (t *tracer) StartTask(ctx context.Context, task pool.TaskInfo) (context.Context, pool.TaskSpan) {
+	start := t.spanStart(task)
+	ctx, span := t.tracer.Start(ctx, start.name, start.options...)
+	return ctx, taskSpan{span}
+}
+
+func (t *tracer) spanStart(task pool.TaskInfo) *spanStart {
+	if s, ok := t.starts.Load(task); ok {
+		return s.(*spanStart)
+	}
 	kind := trace.SpanKindClient
 	if task.Isolation == pool.InProcess {
 		kind = trace.SpanKindInternal
 	}
-	ctx, span := t.tracer.Start(ctx, "offload.task "+task.Name, trace.WithSpanKind(kind), trace.WithAttributes(
-		attribute.String("offload.task", task.Name),
-		attribute.String("offload.isolation", task.Isolation.String()),
-	))
-	return ctx, taskSpan{span}
+	s, _ := t.starts.LoadOrStore(task, &spanStart{name: "offload.task " + task.Name, options: []trace.SpanStartOption{
+		trace.WithSpanKind(kind),
+		trace.WithAttributes(attribute.String("offload.task", task.Name), attribute.String("offload.isolation", task.Isolation.String())),
+	}})
+	return s.(*spanStart)
 }
 
 func (t *tracer) Inject(ctx context.Context, carrier map[string]string) {
@@ -89,10 +108,17 @@ func (t *tracer) Extract(ctx context.Context, carrier map[string]string) context
 type taskSpan struct{ span trace.Span }
 
 func (s taskSpan) Dequeued(waited time.Duration) {
+	if !s.span.IsRecording() {
+		return // sampled out, or a no-op provider: spare the event's making
+	}
 	s.span.AddEvent("offload.dequeued", trace.WithAttributes(attribute.Float64("offload.queue.wait", waited.Seconds())))
 }
 
 func (s taskSpan) End(err error) {
+	if !s.span.IsRecording() {
+		s.span.End()
+		return
+	}
 	outcome := outcomeOf(err)
 	s.span.SetAttributes(attribute.String("offload.outcome", outcome))
 	if err != nil {
