@@ -42,7 +42,7 @@ func ExampleNewTracer() {
 	task, req := spans[0], spans[1]
 	fmt.Println(task.Name, "under", req.Name+":", task.Parent.SpanID() == req.SpanContext.SpanID())
 	for _, kv := range task.Attributes {
-		fmt.Println(kv.Key, "=", kv.Value.Emit())
+		fmt.Println(kv.Key, "=", kv.Value.String())
 	}
 	fmt.Println(task.Events[0].Name)
 	// Output:
