@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -296,4 +298,80 @@ func TestTracerSpanOfAnAbandonedTaskEndsWhenItReturns(t *testing.T) {
 	require.NoError(t, p.Shutdown(testCtx(t))) // its worker has announced the task's end by then
 	_, ends = s.state()
 	assert.Equal(t, []error{err}, ends)
+}
+
+// lockingTracer reads its pool's Stats, which takes the pool's lock, in
+// every method: called under that lock, it would deadlock.
+type lockingTracer struct {
+	fakeTracer
+	pool  atomic.Pointer[pool.Pool]
+	calls atomic.Int32
+}
+
+func (t *lockingTracer) touch() {
+	if p := t.pool.Load(); p != nil {
+		_ = p.Stats()
+		t.calls.Add(1)
+	}
+}
+
+func (t *lockingTracer) StartTask(ctx context.Context, task pool.TaskInfo) (context.Context, pool.TaskSpan) {
+	t.touch()
+	ctx, s := t.fakeTracer.StartTask(ctx, task)
+	return ctx, lockingSpan{s.(*fakeSpan), t}
+}
+
+type lockingSpan struct {
+	*fakeSpan
+	t *lockingTracer
+}
+
+func (s lockingSpan) Dequeued(waited time.Duration) { s.t.touch(); s.fakeSpan.Dequeued(waited) }
+func (s lockingSpan) End(err error)                 { s.t.touch(); s.fakeSpan.End(err) }
+
+// No Tracer code runs under the pool's lock, on any of a span's ends: a
+// task that ran, a rejection, a caller giving up on a queued task, a
+// task QueueDelay finds overdue, a queued task Close drops.
+func TestTracerRunsOutsideThePoolsLock(t *testing.T) {
+	t.Parallel()
+	tracer := &lockingTracer{}
+	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: 2, Tracer: tracer,
+		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: 10 * time.Millisecond}})
+	require.NoError(t, err)
+	tracer.pool.Store(p)
+	testkit.Within(t, 20*time.Second, "tasks with a Tracer that takes the pool's lock", func() {
+		_, err := pool.Run(context.Background(), p, add, [2]int{1, 2})
+		require.NoError(t, err)
+
+		started, free := occupyWorker(t, p)
+		overdue, err := pool.Submit(context.Background(), p, add, [2]int{1, 2})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		abandoned, err := pool.Submit(ctx, p, add, [2]int{1, 2})
+		require.NoError(t, err)
+		_, err = pool.Submit(context.Background(), p, add, [2]int{1, 2})
+		require.ErrorIs(t, err, pool.ErrQueueFull)
+		cancel()
+		_, err = abandoned.Wait()
+		require.ErrorIs(t, err, context.Canceled)
+		// Over an Interval of standing queue: longer only makes it more
+		// overdue.
+		time.Sleep(30 * time.Millisecond)
+		free()
+		_, err = overdue.Wait()
+		require.ErrorIs(t, err, pool.ErrQueueFull)
+
+		release := make(chan struct{})
+		_, err = pool.Submit(context.Background(), p, wait, gate{started: started, release: release})
+		require.NoError(t, err)
+		<-started
+		dropped, err := pool.Submit(context.Background(), p, add, [2]int{1, 2})
+		require.NoError(t, err)
+		require.NoError(t, p.Close())
+		_, err = dropped.Wait()
+		require.ErrorIs(t, err, pool.ErrClosed)
+		close(release)
+		require.NoError(t, p.Shutdown(context.Background()))
+	})
+	assert.Positive(t, tracer.calls.Load())
 }
