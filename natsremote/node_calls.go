@@ -119,14 +119,14 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 // the call carries none.
 func (s *nodeServer) traced(ctx context.Context, trace []byte) (context.Context, error) {
 	t := s.o.Local.Tracer
-	if t == nil || trace == nil {
+	if t == nil {
 		return ctx, nil
 	}
-	carrier, err := codec.ParseCarrier(trace)
+	ctx, err := codec.ExtractCarrier(ctx, trace, t.Extract)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", s.id, err)
 	}
-	return t.Extract(ctx, carrier), nil
+	return ctx, nil
 }
 
 // slotFreed hears from the node's pool that c's slot is free. Submitters

@@ -119,3 +119,24 @@ func TestSubmitterSendsTraceContext(t *testing.T) {
 	_, err := s.Encode("nri.double", make([]byte, maxTraceLen+1), 21, false)
 	require.ErrorIs(t, err, transport.ErrPayloadTooLarge)
 }
+
+// panicTracer's Extract panics.
+type panicTracer struct{ keyTracer }
+
+func (panicTracer) Extract(context.Context, map[string]string) context.Context { panic("extract boom") }
+
+// A node whose Tracer's Extract panics fails that call with the panic,
+// and goes on serving.
+func TestNodeSurvivesAPanickingExtract(t *testing.T) {
+	t.Parallel()
+	nc := conn(t)
+	e, ok := registry.Lookup("nri.traceparent")
+	require.True(t, ok)
+	subject := serveTracing(t, nc, "panicky", panicTracer{})
+	carrier := codec.AppendCarrier(nil, map[string]string{"traceparent": "tp"})
+	h, body := call(t, nc, subject, callHead{task: "nri.traceparent", fingerprint: e.Fingerprint, trace: carrier}, 0)
+	assert.Equal(t, kindError, h.kind)
+	assert.Contains(t, string(body), "extract boom")
+	h, body = call(t, nc, subject, callHead{task: "nri.traceparent", fingerprint: e.Fingerprint}, 0)
+	assert.Equal(t, kindResult, h.kind, "the node goes on: %s", body)
+}

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -79,4 +80,28 @@ func splitString(b []byte) (s string, rest []byte, ok bool) {
 		return "", nil, false
 	}
 	return string(b[k : k+int(n)]), b[k+int(n):], true
+}
+
+// ExtractCarrier returns ctx with the trace context of an encoded
+// carrier, through extract (a Tracer's Extract, user code); ctx itself if
+// extract is nil or encoded empty. A carrier that does not parse, or an
+// extract that panics, is an error, so that it fails its own call rather
+// than the worker process or node that runs it.
+func ExtractCarrier(ctx context.Context, encoded []byte, extract func(context.Context, map[string]string) context.Context) (out context.Context, err error) {
+	if extract == nil || len(encoded) == 0 {
+		return ctx, nil
+	}
+	carrier, err := ParseCarrier(encoded)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = nil, fmt.Errorf("trace context: the Tracer's Extract panicked: %v", v)
+		}
+	}()
+	if out = extract(ctx, carrier); out == nil {
+		return nil, errors.New("trace context: the Tracer's Extract returned a nil context")
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -44,4 +45,36 @@ func TestParseCarrierRefusesWhatAppendWouldNotWrite(t *testing.T) {
 	}
 	_, err := ParseCarrier(make([]byte, MaxCarrier+1))
 	require.ErrorIs(t, err, ErrCarrierTooLarge)
+}
+
+type extractedKey struct{}
+
+// ExtractCarrier hands the carrier to extract, and turns what would take
+// the process down (a panic) or break the task (a nil ctx) into errors.
+func TestExtractCarrier(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	encoded := AppendCarrier(nil, map[string]string{"traceparent": "tp"})
+	keep := func(ctx context.Context, c map[string]string) context.Context {
+		return context.WithValue(ctx, extractedKey{}, c["traceparent"])
+	}
+	got, err := ExtractCarrier(ctx, encoded, keep)
+	require.NoError(t, err)
+	assert.Equal(t, "tp", got.Value(extractedKey{}))
+
+	for _, extract := range []func(context.Context, map[string]string) context.Context{nil, keep} {
+		got, err = ExtractCarrier(ctx, nil, extract)
+		require.NoError(t, err)
+		assert.Equal(t, ctx, got, "nothing carried: ctx as it is")
+	}
+	got, err = ExtractCarrier(ctx, encoded, nil)
+	require.NoError(t, err)
+	assert.Equal(t, ctx, got, "no extract: the carrier is not read")
+	_, err = ExtractCarrier(ctx, []byte{1, 3, 'k'}, keep)
+	require.ErrorContains(t, err, "corrupt trace context")
+
+	_, err = ExtractCarrier(ctx, encoded, func(context.Context, map[string]string) context.Context { panic("boom") })
+	require.ErrorContains(t, err, "Extract panicked: boom")
+	_, err = ExtractCarrier(ctx, encoded, func(context.Context, map[string]string) context.Context { return nil })
+	require.ErrorContains(t, err, "nil context")
 }

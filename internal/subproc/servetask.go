@@ -87,14 +87,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 // worker extracts one (Main's Tracer); ctx as it is if not, or if the
 // call carries none.
 func (s *server) traced(ctx context.Context, trace []byte) (context.Context, error) {
-	if s.extract == nil || trace == nil {
-		return ctx, nil
-	}
-	carrier, err := codec.ParseCarrier(trace)
-	if err != nil {
-		return nil, err
-	}
-	return s.extract(ctx, carrier), nil
+	return codec.ExtractCarrier(ctx, trace, s.extract)
 }
 
 // labels returns the pprof labels of task, made once per task.

@@ -88,3 +88,19 @@ func TestServeWithoutExtractIgnoresTraceContext(t *testing.T) {
 	parent.Close()
 	assert.Equal(t, 0, <-code)
 }
+
+// A worker whose Extract panics fails the call with the panic, and goes
+// on serving.
+func TestServeSurvivesAPanickingExtract(t *testing.T) {
+	t.Parallel()
+	parent, code := startServeWith(t, func(context.Context, map[string]string) context.Context { panic("extract boom") })
+	_, err := parent.ReadFrame() // hello
+	require.NoError(t, err)
+	traced := codec.AppendCarrier(nil, map[string]string{"traceparent": "tp"})
+	f := callTraced(t, parent, 1, traced)
+	assert.Equal(t, kindError, f.Kind)
+	assert.Contains(t, string(f.Body), "extract boom")
+	assert.Empty(t, replyString(t, callTraced(t, parent, 2, nil)), "the worker goes on")
+	parent.Close()
+	assert.Equal(t, 0, <-code)
+}
