@@ -13,7 +13,11 @@ import (
 // Subprocess pool's worker processes, natsremote.Main on a worker node).
 //
 // Its methods are called on the caller's and the pool's goroutines, never
-// under a lock of the pool, and must be safe for concurrent use.
+// under a lock of the pool, and must be safe for concurrent use. Like
+// OnWorkerEvent, they must not panic: a TaskSpan's methods run on the
+// pool's goroutines, where a panic ends the program. (Extract, which runs
+// where the task does, is the exception: a panic there fails the task's
+// call.)
 type Tracer interface {
 	// StartTask starts the span of one task as the pool takes it in, on
 	// the submitter's goroutine: ctx is the caller's, and the context it
