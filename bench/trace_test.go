@@ -11,9 +11,16 @@ import (
 	"github.com/offloadgo/offload/poolotel"
 )
 
-// workerTracer is the worker processes' side (TestMain): it extracts the
-// trace context a call carries.
-var workerTracer = poolotel.NewTracer(poolotel.TracerOptions{TracerProvider: noop.NewTracerProvider()})
+// workerTracer is the worker processes' and nodes' side (TestMain): it
+// extracts the trace context a call carries, and gives a node's tasks no
+// span, so that the Remote benchmarks' nodes work as they did without it.
+var workerTracer = extractOnly{poolotel.NewTracer(poolotel.TracerOptions{TracerProvider: noop.NewTracerProvider()})}
+
+type extractOnly struct{ pool.Tracer }
+
+func (extractOnly) StartTask(ctx context.Context, _ pool.TaskInfo) (context.Context, pool.TaskSpan) {
+	return ctx, nil
+}
 
 // BenchmarkTracedRun is BenchmarkSubprocessRoundTrip's Run of a trivial
 // task, from a caller whose ctx has a sampled span, with the pool's

@@ -24,7 +24,8 @@ type Tracer interface {
 	// returns (ctx with the span) is the one the task's context derives
 	// from. It is called for every submission that gets past the
 	// submission's own checks (a nil ctx, an unregistered task, a ctx
-	// ended already), admitted or not.
+	// ended already), admitted or not. A nil TaskSpan means the task has
+	// none (its trace context is still sent).
 	StartTask(ctx context.Context, task TaskInfo) (context.Context, TaskSpan)
 	// Inject writes the trace context of ctx (the one StartTask returned)
 	// into carrier, for a task that runs in a worker process or on a

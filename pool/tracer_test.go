@@ -375,3 +375,29 @@ func TestTracerRunsOutsideThePoolsLock(t *testing.T) {
 	})
 	assert.Positive(t, tracer.calls.Load())
 }
+
+// nilSpanTracer starts no spans but carries the trace context.
+type nilSpanTracer struct{ fakeTracer }
+
+func (t *nilSpanTracer) StartTask(ctx context.Context, task pool.TaskInfo) (context.Context, pool.TaskSpan) {
+	ctx, _ = t.fakeTracer.StartTask(ctx, task)
+	return ctx, nil
+}
+
+// A Tracer may start no span for a task: the task runs as ever, in
+// process and in a worker process, where its trace context still goes.
+func TestTracerWithoutSpans(t *testing.T) {
+	t.Parallel()
+	tracer := &nilSpanTracer{}
+	p := newPool(t, pool.Options{Workers: 1, Tracer: tracer})
+	seen, err := pool.Run(testCtx(t), p, spanSeen, struct{}{})
+	require.NoError(t, err)
+	assert.Equal(t, "span-1", seen)
+	_, err = pool.Run(testCtx(t), p, fail, "no")
+	require.EqualError(t, err, "no")
+
+	q, _ := newProcPool(t, pool.Options{Workers: 1, Tracer: tracer})
+	seen, err = pool.Run(testCtx(t), q, spanSeen, struct{}{})
+	require.NoError(t, err)
+	assert.Equal(t, "span-3", seen)
+}
