@@ -64,6 +64,11 @@
 //     worker process TerminateGrace, then kills it. The ctx's deadline
 //     travels with the call, so the node ends the task when it passes
 //     even if the cancel is lost.
+//   - No other value of the caller's ctx travels, but its trace context:
+//     with pool.Options.Tracer set, the call carries it, and a node whose
+//     ServeOptions.Local.Tracer is set (natsremote.Main's MainOptions)
+//     gives it to the task, whose span on the node continues the caller's
+//     trace.
 //   - Only a node's pongs and its answers prove it alive. A node that stops
 //     answering (killed, partitioned, stopped) fails the calls it runs with
 //     pool.ErrNodeLost (which matches pool.ErrWorkerCrashed) within 3

@@ -97,7 +97,11 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	s.mu.Unlock()
 	c := &nodeCall{id: h.id, token: h.token, reply: reply}
 	c.ctx, c.end = callContext(h.arg)
-	wait, err := e.Submit(c.ctx, s.local, func(in any) error { return decodeInput(head.task, input, in) }, func() { s.slotFreed(c) })
+	ctx, err := s.traced(c.ctx, head.trace)
+	var wait func() (any, error)
+	if err == nil {
+		wait, err = e.Submit(ctx, s.local, func(in any) error { return decodeInput(head.task, input, in) }, func() { s.slotFreed(c) })
+	}
 	if err != nil {
 		s.refused(c, err)
 		return
@@ -108,6 +112,21 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	c.watchdog = time.AfterFunc(3*max(heartbeat, minHeartbeat), func() { c.end(errSubmitterLost) })
 	s.mu.Unlock()
 	go s.finish(c, wait)
+}
+
+// traced returns ctx with the trace context a call carries, if the node
+// extracts one (ServeOptions.Local.Tracer); ctx as it is if not, or if
+// the call carries none.
+func (s *nodeServer) traced(ctx context.Context, trace []byte) (context.Context, error) {
+	t := s.o.Local.Tracer
+	if t == nil {
+		return ctx, nil
+	}
+	ctx, err := codec.ExtractCarrier(ctx, trace, t.Extract)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", s.id, err)
+	}
+	return ctx, nil
 }
 
 // slotFreed hears from the node's pool that c's slot is free. Submitters

@@ -74,23 +74,41 @@ const (
 // after a signal, 1 if serving failed, 2 for a bad environment. In any
 // other process it returns at once, having done nothing but read
 // environment variables.
-func Main() {
-	if code, worker := subproc.ServeWorker(); worker {
+//
+// opts, at most one (more panics), configures both sides as pool.Main's
+// does: with a Tracer, a task continues the trace its caller's pool sent
+// with it, in a worker process and on the node, where the node's pool
+// (ServeOptions.Local.Tracer) also gives each task a span of its own.
+func Main(opts ...pool.MainOptions) {
+	if len(opts) > 1 {
+		panic("natsremote: Main takes at most one pool.MainOptions")
+	}
+	var o pool.MainOptions
+	if len(opts) == 1 {
+		o = opts[0]
+	}
+	var extract subproc.Extract
+	if o.Tracer != nil {
+		extract = o.Tracer.Extract
+	}
+	if code, worker := subproc.ServeWorker(extract); worker {
 		os.Exit(code)
 	}
 	if os.Getenv(EnvURL) != "" {
-		os.Exit(serveFromEnv())
+		os.Exit(serveFromEnv(o))
 	}
 }
 
-// serveFromEnv is a node process's life: Serve as the environment says
-// until SIGINT or SIGTERM, and the exit status.
-func serveFromEnv() int {
+// serveFromEnv is a node process's life: Serve as the environment says,
+// with mo's Tracer for its pool, until SIGINT or SIGTERM, and the exit
+// status.
+func serveFromEnv(mo pool.MainOptions) int {
 	o, err := optionsFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "natsremote: node:", err)
 		return 2
 	}
+	o.Local.Tracer = mo.Tracer
 	connect, err := connectOptionsFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "natsremote: node:", err)

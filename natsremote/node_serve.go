@@ -33,6 +33,10 @@ import (
 // runs. Any number of nodes may serve one pool; each has a unique ID (see
 // ServeOptions.Name). Serve may run more than once at a time, on one
 // connection or several: each is a node of its own.
+//
+// With o.Local.Tracer set, each task continues the trace its caller's pool
+// sent with the call (see pool.Tracer): its ctx holds the caller's trace
+// context, and the node's pool gives it a span of its own under it.
 func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 	if nc == nil {
 		return errors.New("natsremote: Serve with a nil *nats.Conn")

@@ -201,7 +201,7 @@ func exchange(ctx context.Context, s *submitter, task string, in int) (int, erro
 // exchangeCall is exchange that also returns the call, for its
 // hand-over's state.
 func exchangeCall(ctx context.Context, s *submitter, task string, in int, out *int) (*transport.Call, error) {
-	payload, err := s.Encode(task, in, false)
+	payload, err := s.Encode(task, nil, in, false)
 	if err != nil {
 		return nil, err
 	}

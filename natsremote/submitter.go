@@ -151,16 +151,19 @@ func (s *submitter) token() uint64 {
 // msgpack. Buffers in the input are copied into it (see package
 // transfer). An input over the connection's maximum payload fails with
 // ErrPayloadTooLarge, before admission.
-func (s *submitter) Encode(task string, in any, moves bool) ([]byte, error) {
+func (s *submitter) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
 	e, ok := registry.Lookup(task)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", transport.ErrUnknownTask, task)
 	}
-	if len(task) > maxNameLen {
+	switch {
+	case len(task) > maxNameLen:
 		return nil, fmt.Errorf("natsremote: task name %.40q... is %d bytes, over %d", task, len(task), maxNameLen)
+	case len(trace) > maxTraceLen:
+		return nil, fmt.Errorf("%w: the trace context of task %q is %d bytes, over %d", transport.ErrPayloadTooLarge, task, len(trace), maxTraceLen)
 	}
-	head := appendHeader(s.bodies.Get(headerLen+32+len(task)+s.sizes.Guess(task, in)), header{kind: kindCall})
-	head = appendCallHead(head, callHead{heartbeat: uint64(s.o.Heartbeat), fingerprint: e.Fingerprint, task: task})
+	head := appendHeader(s.bodies.Get(headerLen+32+len(trace)+len(task)+s.sizes.Guess(task, in)), header{kind: kindCall})
+	head = appendCallHead(head, callHead{heartbeat: uint64(s.o.Heartbeat), fingerprint: e.Fingerprint, trace: trace, task: task})
 	buf := bytes.NewBuffer(head)
 	var err error
 	if moves {

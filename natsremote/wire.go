@@ -149,14 +149,15 @@ var errVersion = errors.New("natsremote: another protocol version")
 //	startBy      u64      Unix ns: the node must not start the call later
 //	                      (its submitter may have given up on the node by
 //	                      then); 0 for no bound
-//	trace        uvarint length, then the caller's trace context, opaque
-//	                      to this package (empty when nothing carries one)
+//	trace        uvarint length, then the caller's trace context
+//	                      (codec.AppendCarrier; empty when the pool has no
+//	                      Tracer), read only by a node with one
 //	name         uvarint length, then the task's name
 //
 // and the input's msgpack follows.
 const (
 	maxNameLen  = 1024
-	maxTraceLen = 8 << 10
+	maxTraceLen = codec.MaxCarrier
 )
 
 // callHead is a call's fixed part after the header.

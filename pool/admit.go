@@ -19,7 +19,7 @@ func (p *Pool) admit(j job, mode admitMode) error {
 	err := p.tryAdmit(j, mode)
 	if err != nil {
 		p.stats.rejected.Add(1)
-		j.reject()
+		j.reject(err)
 	}
 	return err
 }
@@ -31,6 +31,11 @@ func (p *Pool) admit(j job, mode admitMode) error {
 func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	if err := j.check(); err != nil {
 		return err
+	}
+	if t := p.opts.Tracer; t != nil {
+		if err := j.startSpan(t, p.opts.Isolation, p.transport != nil); err != nil {
+			return err
+		}
 	}
 	// A lock-free look first: the check under the lock decides, but this
 	// one keeps a flood of rejections off the lock and spares them the

@@ -33,6 +33,12 @@ type call[In, Out any] struct {
 	payload  []byte
 	deadline time.Time
 
+	// span is the task's span when the pool has a Tracer (see tracer.go),
+	// nil once ended; trace the caller's trace context, encoded for a
+	// transport.
+	span  TaskSpan
+	trace []byte
+
 	// handover says whether a transport has sent the call to its worker.
 	handover transport.Handover
 
@@ -110,9 +116,17 @@ func (p *Pool) recycled(index int, def any) *sync.Pool {
 }
 
 func (c *call[In, Out]) freedSlot() {
+	c.endSpan() // if wake did not: the task never ran, or its caller heard of its end from elsewhere
 	if c.freed != nil {
 		c.freed()
 	}
+}
+
+// wake ends the task's span, then wakes its caller: a caller who has its
+// result finds the span ended.
+func (c *call[In, Out]) wake() {
+	c.endSpan()
+	c.Future.wake()
 }
 
 func (c *call[In, Out]) queueLink() *link         { return &c.link }
@@ -131,7 +145,7 @@ func (c *call[In, Out]) check() error {
 
 func (c *call[In, Out]) prepare(tr transport.Transport, stop context.Context) (err error) {
 	if tr != nil {
-		if c.payload, err = tr.Encode(c.def.name, c.in, c.def.holdsIn); err != nil {
+		if c.payload, err = tr.Encode(c.def.name, c.trace, c.in, c.def.holdsIn); err != nil {
 			return err
 		}
 		// A task run elsewhere sees none of ctx's values, and its runner
@@ -159,9 +173,13 @@ func (c *call[In, Out]) prepare(tr transport.Transport, stop context.Context) (e
 	return nil
 }
 
-func (c *call[In, Out]) reject() {
+func (c *call[In, Out]) reject(err error) {
 	if c.cancel != nil {
 		c.cancel(nil)
+	}
+	if c.span != nil {
+		c.span.End(err)
+		c.span = nil
 	}
 	c.drop() // the pool's hold
 	c.drop() // the caller's: it gets an error, not the call

@@ -13,6 +13,9 @@ import (
 )
 
 func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome {
+	if c.span != nil {
+		c.span.Dequeued(scratch.Queued)
+	}
 	if r != nil {
 		return c.runThere(r, scratch)
 	}
@@ -30,7 +33,7 @@ func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome
 // the output escapes to the heap only here.)
 func (c *call[In, Out]) runThere(r transport.Runner, m *transport.Call) outcome {
 	var out Out
-	*m = transport.Call{Task: c.def.name, Payload: c.payload, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover,
+	*m = transport.Call{Task: c.def.name, Payload: c.payload, Trace: c.trace, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover,
 		Start: m.Start, MaxWait: m.MaxWait, Queued: m.Queued, Deadline: c.deadline}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
@@ -210,6 +213,6 @@ func (c *call[In, Out]) leave(err error, tally *atomic.Uint64) {
 // AfterFunc has its own copy of the context.
 func (c *call[In, Out]) forget() {
 	var zero In
-	c.in, c.payload = zero, nil
+	c.in, c.payload, c.trace = zero, nil, nil
 	c.ctx, c.runCtx, c.cancel, c.unwatch = nil, nil, nil, nil
 }

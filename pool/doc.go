@@ -26,4 +26,16 @@
 // go tool pprof -tagfocus task=resize. It costs about 12 ns a task
 // (internal/prof BenchmarkSetClear), no allocation. A task that calls
 // pprof.Do with its ctx gets Do's labels only, not the pool's.
+//
+// What of the caller's ctx a task sees depends on where it runs. In
+// process (InProcess) its ctx derives from the caller's: every value, the
+// deadline and the cancellation. In a worker process (Subprocess) or on a
+// worker node (Remote) the task gets a ctx of that side's own, and only
+// these cross: the deadline, the cancellation (with its cause:
+// context.Canceled, context.DeadlineExceeded or ErrClosed), and, when the
+// pool has a Tracer and the worker side was given one (MainOptions), the
+// trace context — for poolotel's, the W3C traceparent and tracestate, and
+// the baggage. No other value crosses: a logger, a request ID or an auth
+// token in the caller's ctx is not there; put what the task needs in its
+// input, or in the baggage.
 package pool

@@ -24,8 +24,14 @@ type job interface {
 	// InProcess), so that a value that can't cross fails at once and costs
 	// no slot, and derives the task's context from the caller's and stop.
 	prepare(tr transport.Transport, stop context.Context) error
-	// reject undoes prepare and lets go of a refused submission.
-	reject()
+	// startSpan starts the task's span with t, for a pool of isolation
+	// iso, and if the task crosses to a worker process or node, encodes
+	// the trace context to send with it. On error the span is started
+	// (reject ends it).
+	startSpan(t Tracer, iso Isolation, crosses bool) error
+	// reject undoes prepare and lets go of a refused submission, ending
+	// its span with err.
+	reject(err error)
 	// enter takes the admitted job in, under the pool's lock: its input's
 	// Buffers are handed over to the call (a refused call must leave the
 	// caller's Buffers alone), and with watch the future is set to resolve
@@ -40,7 +46,7 @@ type job interface {
 	// goroutine, as run would have had the task returned ErrGoexit.
 	exited() outcome
 	// wake wakes the caller of a future that run claimed and filled, once
-	// the worker has done its bookkeeping.
+	// the worker has done its bookkeeping, having ended the task's span.
 	wake()
 	// fail resolves the future with err unless it has resolved already,
 	// counting it in tally, and cancels the task's context.
@@ -59,8 +65,9 @@ type job interface {
 	forget()
 	// drop says the pool is done with the job (see call.refs).
 	drop()
-	// freed runs what the submitter asked to hear once the job's slot is
-	// free (see submitAny), outside the pool's lock.
+	// freedSlot runs what the submitter asked to hear once the job's slot
+	// is free (see submitAny), outside the pool's lock, and ends the
+	// task's span if wake did not.
 	freedSlot()
 }
 

@@ -27,8 +27,14 @@ import (
 // node when OFFLOAD_NATS_URL is set. Main refuses to run with that
 // variable set — it says to call natsremote.Main, and exits with status 2 —
 // rather than go on as if no node had been asked for.
-func Main() {
-	if code, worker := subproc.ServeWorker(); worker {
+//
+// opts, at most one (more panics), configures the worker's side: with a
+// Tracer, each task continues the trace its caller's pool sent with it
+// (see Options.Tracer). Main takes it as an argument, not from a global,
+// because in a worker process Main runs before anything else in main.
+func Main(opts ...MainOptions) {
+	o := mainOptions(opts)
+	if code, worker := subproc.ServeWorker(o.extractor()); worker {
 		os.Exit(code)
 	}
 	if os.Getenv(transport.EnvNodeURL) != "" {

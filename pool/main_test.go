@@ -12,7 +12,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	pool.Main() // the test binary is also the Subprocess tests' worker
+	// The test binary is also the Subprocess tests' worker, which gives
+	// tasks the trace context their calls carry (tracer_test.go).
+	pool.Main(pool.MainOptions{Tracer: &fakeTracer{}})
 	goleak.VerifyTestMain(m)
 }
 

@@ -115,6 +115,13 @@ type Options struct {
 	// pool's goroutines as it happens and outside the pool's lock. It
 	// must return quickly, and must not wait for the pool (Shutdown).
 	OnWorkerEvent func(WorkerEvent)
+
+	// Tracer, if set, gives each task a span and, for a Subprocess or
+	// Remote pool, sends the caller's trace context with the call, so that
+	// the task continues the caller's trace where it runs (which must
+	// extract it: see MainOptions). nil means no spans, and nothing is
+	// sent. Package poolotel makes one.
+	Tracer Tracer
 }
 
 // SubprocessOptions configures a Subprocess pool's worker processes. The
@@ -156,8 +163,9 @@ const (
 	// DefaultMaxPayload is MaxPayload's default: 64 MiB.
 	DefaultMaxPayload = 64 << 20
 	// MaxPayloadLimit is the largest MaxPayload: the channel's frame limit
-	// (1 GiB), less room for a call's header.
-	MaxPayloadLimit = 1<<30 - 4096
+	// (1 GiB), less room for a call's header (16 KiB: its task name and
+	// trace context).
+	MaxPayloadLimit = 1<<30 - 16<<10
 )
 
 // DefaultWorkers is the number of workers a Pool gets when Options.Workers

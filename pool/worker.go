@@ -30,6 +30,10 @@ type worker struct {
 	// where it runs (a Remote runner waits for a node's free slot), or 0
 	// for no limit. The worker alone uses it.
 	maxWait time.Duration
+	// shed holds the jobs QueueDelay failed as the worker looked for one
+	// to run, for it to let go of once it has released the lock: ending a
+	// job's span is a Tracer's code, which never runs under the lock.
+	shed []job
 }
 
 // spawn starts a worker. p.mu is held.
@@ -105,6 +109,7 @@ func (p *Pool) work(w *worker) {
 			if leaving || p.state == closed || (p.state == draining && p.queue.n == 0) {
 				p.retire(w)
 				p.mu.Unlock()
+				w.letGoShed()
 				p.announce(done)
 				if w.runner != nil {
 					w.runner.Close()
@@ -114,6 +119,7 @@ func (p *Pool) work(w *worker) {
 			w.idleTick = p.tick
 			p.idle = append(p.idle, w)
 			p.mu.Unlock()
+			w.letGoShed()
 			p.announce(done)
 			done = finished{}
 			<-w.wake
@@ -126,6 +132,7 @@ func (p *Pool) work(w *worker) {
 			w.maxWait = p.handoffWait()
 		} else {
 			p.mu.Unlock()
+			w.letGoShed()
 			p.announce(done)
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
@@ -231,7 +238,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 		if qd.enabled() {
 			limit, late := p.overdue(l.since, start)
 			if late {
-				p.shedOverdue(l.job, time.Duration(start-l.since), limit)
+				p.shedOverdue(w, l.job, time.Duration(start-l.since), limit)
 				continue
 			}
 			w.maxWait = remaining(limit, start-l.since)
@@ -245,12 +252,22 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 	}
 }
 
-// shedOverdue fails a task QueueDelay won't run and frees its slot. p.mu
-// is held.
-func (p *Pool) shedOverdue(j job, waited, limit time.Duration) {
+// shedOverdue fails a task QueueDelay won't run and frees its slot; w
+// lets go of it once p.mu is released (letGoShed). p.mu is held.
+func (p *Pool) shedOverdue(w *worker, j job, waited, limit time.Duration) {
 	j.leave(errOverdue(waited, limit), &p.stats.canceled)
 	p.release()
-	j.drop() // the queue's hold
+	w.shed = append(w.shed, j)
+}
+
+// letGoShed lets go of the jobs shedOverdue failed, outside p.mu.
+func (w *worker) letGoShed() {
+	for i, j := range w.shed {
+		j.freedSlot()
+		j.drop() // the queue's hold
+		w.shed[i] = nil
+	}
+	w.shed = w.shed[:0]
 }
 
 // assign makes j the job w runs. p.mu is held.

@@ -1,5 +1,6 @@
 // Package poolotel reports pools' Stats as OpenTelemetry metrics, through
-// any go.opentelemetry.io/otel/metric Meter.
+// any go.opentelemetry.io/otel/metric Meter, and follows tasks with spans
+// across processes and nodes (NewTracer).
 //
 //	reg, err := poolotel.Register(otel.Meter("myservice"), "resize", resizePool)
 //	defer reg.Unregister()
@@ -32,6 +33,13 @@
 //     each with the attribute node=ID.
 //
 // For histograms with buckets, use package poolprom.
+//
+// NewTracer makes a pool.Tracer: set in pool.Options.Tracer, it gives each
+// task a span under the caller's and sends the caller's trace context
+// (W3C traceparent, tracestate and baggage) with every Subprocess and
+// Remote call; given to pool.Main or natsremote.Main, it hands that
+// context to the task in the worker process or on the node, so that
+// trace.SpanContextFromContext(ctx) there has the caller's trace ID.
 package poolotel
 
 import (

@@ -13,14 +13,20 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolotel"
 )
 
 func TestMain(m *testing.M) {
-	pool.Main()
+	// The test binary is also the worker processes and the node processes
+	// of tracer_test.go, which continue their callers' traces: a worker
+	// process extracts, a node's pool makes spans of its own (recorded
+	// by no one) under the caller's.
+	natsremote.Main(pool.MainOptions{Tracer: poolotel.NewTracer(poolotel.TracerOptions{TracerProvider: sdktrace.NewTracerProvider()})})
 	goleak.VerifyTestMain(m)
 }
 

@@ -27,13 +27,13 @@ func TestEncodeSizesBody(t *testing.T) {
 	var first []byte
 	for range 2 {
 		var err error
-		first, err = sp.encode("rows", rows)
+		first, err = sp.encode("rows", nil, rows)
 		require.NoError(t, err)
 	}
 	for _, in := range []any{rows, bytes.Repeat([]byte{1}, len(first))} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		body, err := sp.encode("rows", in)
+		body, err := sp.encode("rows", nil, in)
 		runtime.ReadMemStats(&after)
 		require.NoError(t, err)
 		allocated := after.TotalAlloc - before.TotalAlloc

@@ -102,7 +102,7 @@ func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc
 	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.Payload}
 	var segs []shmbuf.Segment
 	if m.Payload == nil {
-		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.Task, m.In)
+		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.Task, m.Trace, m.In)
 		if err != nil {
 			if committed {
 				r.retire(l, transport.Retired)
@@ -110,7 +110,7 @@ func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc
 			return f, nil, err
 		}
 		f.Body, segs = body, s
-		_, input, _ = parseCall(body)
+		_, _, input, _ = parseCall(body)
 	}
 	if err := l.link.seal(&f, segs, false, m.Payload == nil); err != nil {
 		r.retire(l, transport.Retired)

@@ -176,7 +176,7 @@ func TestServeMoves(t *testing.T) {
 	defer link.close()
 
 	sp := &Transport{maxPayload: 1 << 20}
-	body, segs, _, err := sp.encodeMoving(link.peer, "proc.internal.add", [2]int{2, 3})
+	body, segs, _, err := sp.encodeMoving(link.peer, "proc.internal.add", nil, [2]int{2, 3})
 	require.NoError(t, err)
 	f := workerproc.Frame{Kind: kindCall, ID: 1, Body: body}
 	require.NoError(t, link.seal(&f, segs, false, true))

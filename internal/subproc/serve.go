@@ -1,6 +1,7 @@
 package subproc
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -14,7 +15,8 @@ import (
 // worker true. In any other process it returns at once, worker false,
 // having done nothing but read an environment variable. A worker that
 // cannot reach its pool prints why to stderr and returns status 2.
-func ServeWorker() (code int, worker bool) {
+// extract, if not nil, gives each task the trace context its call carries.
+func ServeWorker(extract Extract) (code int, worker bool) {
 	conn, worker, err := workerproc.Attach()
 	if !worker {
 		return 0, false
@@ -23,18 +25,23 @@ func ServeWorker() (code int, worker bool) {
 		fmt.Fprintln(os.Stderr, "pool: worker:", err)
 		return 2, true
 	}
-	return Serve(conn), true
+	return Serve(conn, extract), true
 }
 
 // Serve sends the hello, then runs the calls conn brings until it reaches
 // EOF, and returns the process's exit status. It returns at once at EOF,
 // without waiting for tasks still running: the pool has gone.
-func Serve(conn *workerproc.Conn) int {
+func Serve(conn *workerproc.Conn, extract Extract) int {
 	if err := conn.SendHello(workerproc.Hello{Tasks: registry.Names()}); err != nil {
 		fmt.Fprintln(os.Stderr, "pool: worker:", err)
 		return 2
 	}
 	s := newServer(conn)
+	s.extract = extract
 	s.read()
 	return <-s.exit
 }
+
+// Extract returns ctx with the trace context carrier holds (the pool's
+// Tracer.Extract).
+type Extract func(ctx context.Context, carrier map[string]string) context.Context

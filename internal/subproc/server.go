@@ -30,6 +30,9 @@ type server struct {
 	sizes codec.SizeHints
 	// taskLabels holds each task's pprof labels (prof.Labels by name).
 	taskLabels sync.Map
+	// extract gives a task the trace context its call carries; nil: the
+	// carrier is not read.
+	extract Extract
 
 	exit chan int // the reader's verdict at the channel's end
 

@@ -31,13 +31,16 @@ func errorReply(kind byte, body []byte) output { return output{kind: kind, body:
 // that the task kept are released, so their releases go back on this very
 // reply.
 func (s *server) run(ctx context.Context, body []byte, moved bool) output {
-	name, input, err := parseCall(body)
+	name, trace, input, err := parseCall(body)
 	if err != nil {
 		return errorReply(kindError, []byte(err.Error()))
 	}
 	e, ok := registry.Lookup(name)
 	if !ok {
 		return errorReply(kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
+	}
+	if ctx, err = s.traced(ctx, trace); err != nil {
+		return errorReply(kindError, fmt.Appendf(nil, "pool: worker: call of task %q: %v", name, err))
 	}
 	var peer shmbuf.Peer
 	if moved {
@@ -76,6 +79,13 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	}
 	s.sizes.Record(name, buf.Len())
 	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
+}
+
+// traced returns ctx with the trace context the call carries, if this
+// worker extracts one (Main's Tracer); ctx as it is if not, or if the
+// call carries none.
+func (s *server) traced(ctx context.Context, trace []byte) (context.Context, error) {
+	return codec.ExtractCarrier(ctx, trace, s.extract)
 }
 
 // labels returns the pprof labels of task, made once per task.

@@ -3,7 +3,6 @@ package subproc
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -87,11 +86,11 @@ func New(o Options, stop context.Context, ev transport.Events) (*Transport, erro
 // Encode returns the payload of a call for the worker process: the whole
 // body of its frame. An input that can hold Buffers is only checked: it
 // is encoded at send time with the Peer of the process it goes to.
-func (sp *Transport) Encode(task string, in any, moves bool) ([]byte, error) {
+func (sp *Transport) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
 	if moves {
-		return nil, sp.check(task, in)
+		return nil, sp.check(task, trace, in)
 	}
-	return sp.encode(task, in)
+	return sp.encode(task, trace, in)
 }
 
 // NewRunner returns the runner of worker goroutine id.
@@ -99,11 +98,11 @@ func (sp *Transport) NewRunner(id int) transport.Runner {
 	return &runner{sp: sp, id: id, stop: sp.stop, events: sp.events}
 }
 
-// encode returns the whole body of the call frame: the header naming the
-// task, then the input's msgpack, so that exchange sends it as it is (and
-// recycles it once written).
-func (sp *Transport) encode(task string, in any) (body []byte, err error) {
-	head, err := sp.newCallBody(task, in)
+// encode returns the whole body of the call frame: the header with the
+// trace context and the task's name, then the input's msgpack, so that
+// exchange sends it as it is (and recycles it once written).
+func (sp *Transport) encode(task string, trace []byte, in any) (body []byte, err error) {
+	head, err := sp.newCallBody(task, trace, in)
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +118,13 @@ func (sp *Transport) encode(task string, in any) (body []byte, err error) {
 	return buf.Bytes(), nil
 }
 
-// newCallBody returns a call body holding the header naming task, with
-// room for in's msgpack as sizes guesses it.
-func (sp *Transport) newCallBody(task string, in any) ([]byte, error) {
-	if len(task) > maxNameLen {
-		return appendCallHeader(nil, task) // its error
+// newCallBody returns a call body holding the header (trace context and
+// task name), with room for in's msgpack as sizes guesses it.
+func (sp *Transport) newCallBody(task string, trace []byte, in any) ([]byte, error) {
+	if err := checkCallHeader(task, trace); err != nil {
+		return nil, err
 	}
-	return appendCallHeader(sp.bodies.Get(binary.MaxVarintLen64+len(task)+sp.sizes.Guess(task, in)), task)
+	return appendCallHeader(sp.bodies.Get(callHeaderLen(task, trace)+sp.sizes.Guess(task, in)), task, trace)
 }
 
 // checkSize refuses an input of n bytes over MaxPayload, and notes the
@@ -141,8 +140,8 @@ func (sp *Transport) checkSize(task string, n int) error {
 // check is Encode's work for an input that can hold Buffers: everything
 // encode would refuse, but for the size, which only the Peer's encoding
 // knows (a moved Buffer costs its 29-byte reference, not its length).
-func (sp *Transport) check(task string, in any) error {
-	if _, err := appendCallHeader(nil, task); err != nil {
+func (sp *Transport) check(task string, trace []byte, in any) error {
+	if err := checkCallHeader(task, trace); err != nil {
 		return err
 	}
 	if err := shmbuf.Check(in); err != nil {
@@ -157,8 +156,8 @@ func (sp *Transport) check(task string, in any) error {
 // MaxPayload is reported only after its Buffers were moved, with
 // committed set if there were any: the connection is broken then (see
 // moves.broken).
-func (sp *Transport) encodeMoving(peer shmbuf.Peer, task string, in any) (body []byte, segs []shmbuf.Segment, committed bool, err error) {
-	head, err := sp.newCallBody(task, in)
+func (sp *Transport) encodeMoving(peer shmbuf.Peer, task string, trace []byte, in any) (body []byte, segs []shmbuf.Segment, committed bool, err error) {
+	head, err := sp.newCallBody(task, trace, in)
 	if err != nil {
 		return nil, nil, false, err
 	}

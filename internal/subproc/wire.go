@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/transport"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -45,29 +46,80 @@ const (
 var _ [workerproc.KindReserved - kindGoexit]struct{}
 
 // frameSlack is what a call frame holds beyond its input: the header with
-// the task's name. A connection's maximum frame is MaxPayload + frameSlack.
-const frameSlack = 4096
+// the trace context and the task's name. A connection's maximum frame is
+// MaxPayload + frameSlack.
+const frameSlack = 16 << 10
 
-// maxNameLen bounds a task name in a call header, well inside frameSlack.
+// maxNameLen bounds a task name in a call header; with a carrier of at
+// most codec.MaxCarrier it stays inside frameSlack.
 const maxNameLen = 1024
 
-// appendCallHeader starts a call body: the uvarint length of the task's
-// name, then the name. The input's msgpack follows.
-func appendCallHeader(b []byte, task string) ([]byte, error) {
-	if len(task) > maxNameLen {
-		return nil, fmt.Errorf("pool: task name %.40q... is %d bytes, over %d for a worker process", task, len(task), maxNameLen)
+var _ [frameSlack - (codec.MaxCarrier + maxNameLen + 2*binary.MaxVarintLen64)]struct{}
+
+// A call body starts with its header:
+//
+//	trace  uvarint length, then the caller's trace context
+//	       (codec.AppendCarrier); empty when the pool has no Tracer
+//	name   uvarint length, then the task's name
+//
+// and the input's msgpack follows. The trace field came with
+// workerproc.ProtocolVersion 2: a worker of another version is refused at
+// its hello, before any call.
+
+// appendCallHeader starts a call body: the trace context (nil for none)
+// and the task's name.
+func appendCallHeader(b []byte, task string, trace []byte) ([]byte, error) {
+	if err := checkCallHeader(task, trace); err != nil {
+		return nil, err
 	}
+	b = binary.AppendUvarint(b, uint64(len(trace)))
+	b = append(b, trace...)
 	b = binary.AppendUvarint(b, uint64(len(task)))
 	return append(b, task...), nil
 }
 
-// parseCall splits a call body into the task's name and its input.
-func parseCall(body []byte) (task string, input []byte, err error) {
-	n, k := binary.Uvarint(body)
-	if k <= 0 || n > maxNameLen || uint64(len(body)-k) < n {
-		return "", nil, fmt.Errorf("pool: corrupt call frame (%d bytes)", len(body))
+// checkCallHeader says why a call header can't hold task and trace, if
+// it can't.
+func checkCallHeader(task string, trace []byte) error {
+	switch {
+	case len(task) > maxNameLen:
+		return fmt.Errorf("pool: task name %.40q... is %d bytes, over %d for a worker process", task, len(task), maxNameLen)
+	case len(trace) > codec.MaxCarrier:
+		return fmt.Errorf("%w: task %q: %w: %d bytes, over %d", transport.ErrPayloadTooLarge, task, codec.ErrCarrierTooLarge, len(trace), codec.MaxCarrier)
 	}
-	return string(body[k : k+int(n)]), body[k+int(n):], nil
+	return nil
+}
+
+// callHeaderLen is the length of the header appendCallHeader writes.
+func callHeaderLen(task string, trace []byte) int {
+	return 2*binary.MaxVarintLen64 + len(task) + len(trace)
+}
+
+// parseCall splits a call body into the task's name, its trace context
+// (nil for none; not parsed) and its input.
+func parseCall(body []byte) (task string, trace, input []byte, err error) {
+	trace, body, ok := splitField(body, codec.MaxCarrier)
+	if !ok {
+		return "", nil, nil, fmt.Errorf("pool: corrupt call frame: trace context (%d bytes)", len(body))
+	}
+	name, input, ok := splitField(body, maxNameLen)
+	if !ok {
+		return "", nil, nil, fmt.Errorf("pool: corrupt call frame: task name (%d bytes)", len(body))
+	}
+	if len(trace) == 0 {
+		trace = nil
+	}
+	return string(name), trace, input, nil
+}
+
+// splitField splits a uvarint-length-prefixed field of at most limit
+// bytes off the front of b.
+func splitField(b []byte, limit uint64) (field, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > limit || uint64(len(b)-k) < n {
+		return nil, nil, false
+	}
+	return b[k : k+int(n)], b[k+int(n):], true
 }
 
 // Causes a cancel frame carries, so that the task's ctx in the worker

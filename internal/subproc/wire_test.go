@@ -21,34 +21,49 @@ var _ = register("proc.internal.wait", func(ctx context.Context, _ struct{}) (in
 
 func TestCallHeaderRoundTrip(t *testing.T) {
 	t.Parallel()
+	traces := [][]byte{nil, codec.AppendCarrier(nil, map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}),
+		make([]byte, codec.MaxCarrier)}
 	for _, name := range []string{"a", "proc.add", string(make([]byte, maxNameLen))} {
-		b, err := appendCallHeader(nil, name)
-		require.NoError(t, err)
-		got, input, err := parseCall(append(b, 1, 2, 3))
-		require.NoError(t, err)
-		assert.Equal(t, name, got)
-		assert.Equal(t, []byte{1, 2, 3}, input)
+		for _, trace := range traces {
+			b, err := appendCallHeader(nil, name, trace)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(b), callHeaderLen(name, trace))
+			got, gotTrace, input, err := parseCall(append(b, 1, 2, 3))
+			require.NoError(t, err)
+			assert.Equal(t, name, got)
+			assert.Equal(t, trace, gotTrace)
+			assert.Equal(t, []byte{1, 2, 3}, input)
+		}
 	}
-	_, err := appendCallHeader(nil, string(make([]byte, maxNameLen+1)))
+	_, err := appendCallHeader(nil, string(make([]byte, maxNameLen+1)), nil)
 	require.Error(t, err)
-	for _, bad := range [][]byte{nil, {0x80}, {5, 'a'}, {0xff, 0xff, 0xff, 0xff, 0x0f}} {
-		_, _, err := parseCall(bad)
-		require.Error(t, err, "%x", bad)
+	_, err = appendCallHeader(nil, "a", make([]byte, codec.MaxCarrier+1))
+	require.ErrorIs(t, err, transport.ErrPayloadTooLarge)
+	require.ErrorContains(t, err, "trace context")
+	for _, bad := range [][]byte{nil, {0x80}, {0, 5, 'a'}, {5, 'a'}, {0, 0xff, 0xff, 0xff, 0xff, 0x0f}, {0xff, 0xff, 0xff, 0xff, 0x0f}} {
+		_, _, _, err := parseCall(bad)
+		require.ErrorContains(t, err, "corrupt call frame", "%x", bad)
 	}
 }
 
 func FuzzParseFrames(f *testing.F) {
-	call, _ := appendCallHeader(nil, "proc.add")
+	call, _ := appendCallHeader(nil, "proc.add", nil)
 	f.Add(call)
+	traced, _ := appendCallHeader(nil, "proc.add", codec.AppendCarrier(nil, map[string]string{"baggage": "k=v"}))
+	f.Add(traced)
 	f.Add(codec.EncodePanic("boom", []byte("stack")))
 	f.Add(codec.EncodePanic(errors.New("an error"), []byte("stack")))
 	f.Add(codec.EncodePanic(map[string]int{"a": 1}, []byte("stack")))
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if name, input, err := parseCall(body); err == nil {
+		if name, trace, input, err := parseCall(body); err == nil {
 			require.LessOrEqual(t, len(name), maxNameLen)
-			require.LessOrEqual(t, len(name)+len(input), len(body))
+			require.LessOrEqual(t, len(trace), codec.MaxCarrier)
+			require.LessOrEqual(t, len(name)+len(trace)+len(input), len(body))
+			if carrier, err := codec.ParseCarrier(trace); err == nil {
+				assert.Equal(t, trace, codec.AppendCarrier(nil, carrier), "one encoding per carrier")
+			}
 		}
 		value, stack := codec.DecodePanic(body)
 		require.LessOrEqual(t, len(stack), len(body))
@@ -75,11 +90,18 @@ func TestExchangeUnknownTask(t *testing.T) {
 // other end, as a pool holds it, and the channel serve's exit code arrives on.
 func startServe(t *testing.T) (*workerproc.Conn, <-chan int) {
 	t.Helper()
+	return startServeWith(t, nil)
+}
+
+// startServeWith is startServe for a worker whose tasks get the trace
+// context of their calls through extract.
+func startServeWith(t *testing.T, extract Extract) (*workerproc.Conn, <-chan int) {
+	t.Helper()
 	parent, worker, err := workerproc.NewPair(0)
 	require.NoError(t, err)
 	code := make(chan int, 1)
 	go func() {
-		code <- Serve(worker)
+		code <- Serve(worker, extract)
 		worker.Close()
 	}()
 	return parent, code
@@ -97,7 +119,7 @@ func TestServe(t *testing.T) {
 
 	call := func(id uint64, task string, in any) {
 		t.Helper()
-		body, err := appendCallHeader(nil, task)
+		body, err := appendCallHeader(nil, task, nil)
 		require.NoError(t, err)
 		data, err := msgpack.Marshal(in)
 		require.NoError(t, err)
@@ -137,13 +159,13 @@ func TestServe(t *testing.T) {
 func TestCodecErrors(t *testing.T) {
 	t.Parallel()
 	sp := &Transport{maxPayload: 16}
-	_, err := sp.encode("t", func() {})
+	_, err := sp.encode("t", nil, func() {})
 	require.ErrorContains(t, err, `pool: encode input of task "t"`)
-	_, err = sp.encode("t", make([]byte, 17))
+	_, err = sp.encode("t", nil, make([]byte, 17))
 	require.ErrorIs(t, err, transport.ErrPayloadTooLarge)
-	body, err := sp.encode("t", 12)
+	body, err := sp.encode("t", nil, 12)
 	require.NoError(t, err)
-	_, input, err := parseCall(body)
+	_, _, input, err := parseCall(body)
 	require.NoError(t, err)
 	var n int
 	require.NoError(t, sp.decode("t", input, &n, nil))

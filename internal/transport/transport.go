@@ -27,7 +27,10 @@ type Transport interface {
 	// cross fails at once and costs no slot. An input whose type can hold
 	// a *transfer.Buffer (moves) may instead be checked only and encoded
 	// at send time (payload nil), by a transport that moves Buffers.
-	Encode(task string, in any, moves bool) (payload []byte, err error)
+	// trace is the caller's trace context, encoded (codec.AppendCarrier),
+	// to send with the call; nil for none. One over codec.MaxCarrier
+	// fails with ErrPayloadTooLarge.
+	Encode(task string, trace []byte, in any, moves bool) (payload []byte, err error)
 	// NewRunner returns the runner for the worker goroutine numbered id.
 	NewRunner(id int) Runner
 }
@@ -57,6 +60,9 @@ type Call struct {
 	// Buffers and the transport encodes it at send time, from In.
 	Payload []byte
 	In      any
+	// Trace is the trace context Encode was given, for a transport that
+	// encodes the input at send time.
+	Trace []byte
 	// Out points to the output to decode; OutMoves says its type can hold
 	// Buffers.
 	Out      any

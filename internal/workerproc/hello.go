@@ -7,8 +7,10 @@ import (
 )
 
 // ProtocolVersion is the version of the supervisor–worker protocol this
-// package speaks; a worker whose Hello carries another is refused.
-const ProtocolVersion = 1
+// package and the frames above it speak; a worker whose Hello carries
+// another is refused. Version 2: a call's header carries the caller's
+// trace context before the task's name (see internal/subproc).
+const ProtocolVersion = 2
 
 // Environment variables by which Start tells the worker what it is; Attach
 // reads and then unsets them, so that a process the worker starts in turn
