@@ -75,6 +75,7 @@ func TestExchangeUnknownTask(t *testing.T) {
 // other end, as a pool holds it, and the channel serve's exit code arrives on.
 func startServe(t *testing.T) (*workerproc.Conn, <-chan int) {
 	t.Helper()
+	requireWorkers(t)
 	parent, worker, err := workerproc.NewPair(0)
 	require.NoError(t, err)
 	code := make(chan int, 1)
