@@ -23,6 +23,7 @@ func testContext() context.Context { return context.Background() }
 func newPair(t testing.TB, max int) (*Conn, *Conn) {
 	t.Helper()
 	a, b, err := NewPair(max)
+	testkit.SkipUnsupported(t, err)
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
@@ -51,6 +52,7 @@ func startWorker(t testing.TB, s Spec) *Process {
 		s.Logger = quietLogger(t)
 	}
 	p, err := Start(testContext(), s)
+	testkit.SkipUnsupported(t, err)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p
