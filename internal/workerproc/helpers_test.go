@@ -98,3 +98,12 @@ func processGone(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
+
+// requireWorkers skips tb where worker processes are not supported (every
+// platform but Linux, where Start and NewPair return ErrUnsupported).
+func requireWorkers(tb testing.TB) {
+	tb.Helper()
+	if goos != "linux" {
+		tb.Skip(ErrUnsupported.Error())
+	}
+}
