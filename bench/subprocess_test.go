@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -49,6 +50,7 @@ func newIsolated(b *testing.B, iso pool.Isolation, o pool.Options) *pool.Pool {
 		o.Workers = workers
 	}
 	p, err := pool.New(o)
+	testkit.SkipUnsupported(b, err)
 	if err != nil {
 		b.Fatal(err)
 	}

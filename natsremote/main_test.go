@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -80,6 +81,13 @@ func serveOn(t *testing.T, nc *nats.Conn, o natsremote.ServeOptions) *node {
 	}
 	if o.Logger == nil {
 		o.Logger = quiet
+	}
+	if o.Local.Isolation == pool.Subprocess {
+		// Probe where the node would fail: off Linux, skip with New's reason.
+		probe, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess})
+		testkit.SkipUnsupported(t, err)
+		require.NoError(t, err)
+		require.NoError(t, probe.Close())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &node{nc: nc, stop: cancel, done: make(chan struct{})}

@@ -88,6 +88,7 @@ func TestRunFuncAdmissionAndCancel(t *testing.T) {
 // A nil func is refused too.
 func TestRunFuncRefusedOutOfProcess(t *testing.T) {
 	t.Parallel()
+	requireSubprocess(t)
 	p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess})
 	require.NoError(t, err)
 	defer p.Close()

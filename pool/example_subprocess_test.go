@@ -1,3 +1,7 @@
+//go:build linux
+
+// Subprocess workers run on Linux only (see New), and an Example cannot skip.
+
 package pool_test
 
 import (

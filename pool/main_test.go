@@ -61,6 +61,9 @@ var (
 
 func newPool(t *testing.T, o pool.Options) *pool.Pool {
 	t.Helper()
+	if o.Isolation == pool.Subprocess {
+		requireSubprocess(t)
+	}
 	p, err := pool.New(o)
 	if err != nil {
 		t.Fatalf("New(%+v): %v", o, err)
@@ -73,4 +76,13 @@ func newPool(t *testing.T, o pool.Options) *pool.Pool {
 		}
 	})
 	return p
+}
+
+// requireSubprocess skips t on a platform where New refuses Isolation
+// Subprocess, with New's own error as the reason.
+func requireSubprocess(t *testing.T) {
+	t.Helper()
+	if err := pool.SubprocessSupportedForTest(); err != nil {
+		t.Skip(err.Error())
+	}
 }

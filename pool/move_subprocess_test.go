@@ -329,6 +329,7 @@ func TestSubprocessDeadWorkerLeaksNothing(t *testing.T) {
 				big := filled(t, 44<<20, 3)
 				before := resourcesNow(t) // with the arena's segment for big
 
+				requireSubprocess(t)
 				p, err := pool.New(pool.Options{Isolation: pool.Subprocess, Workers: o.Workers, Subprocess: o.Subprocess})
 				require.NoError(t, err)
 				defer p.Close()

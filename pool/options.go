@@ -29,7 +29,9 @@ const (
 	// interface: a struct in an any decodes as a map[string]any, as ever.
 	// A *transfer.Buffer in either moves through shared memory instead, as
 	// a 29-byte reference whatever its size (see package transfer).
-	// Linux only: elsewhere New returns an error.
+	// Linux only: on macOS, the BSDs and Windows New returns an error that
+	// names the platform and matches errors.ErrUnsupported; develop there
+	// with InProcess (the same tasks and API) or Remote nodes.
 	Subprocess
 	// Remote runs tasks on worker nodes on other machines, through
 	// Options.Transport (package natsremote makes one, and documents the

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -171,7 +170,7 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 		require.NoError(t, err)
 		log.waitLog(t, "proc.block victim started pid=")
 		pid := pidFromLog(t, log.String(), "proc.block victim started pid=")
-		require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+		require.NoError(t, killPID(pid))
 		_, err = f.Wait()
 		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
 		assert.Contains(t, err.Error(), "signal")
@@ -350,6 +349,7 @@ func TestSubprocessShutdownAndClose(t *testing.T) {
 // counts the whole test process's children and descriptors.
 func TestSubprocessLeavesNothing(t *testing.T) {
 	fds, kids := countFDs(t), countChildren(t)
+	requireSubprocess(t)
 	p, err := pool.New(pool.Options{Workers: 2, MinWorkers: 2, Isolation: pool.Subprocess, Logger: (&logCapture{}).logger()})
 	require.NoError(t, err)
 	ctx := testCtx(t)
@@ -396,6 +396,7 @@ func countChildren(t *testing.T) int {
 // its own.
 func TestSubprocessRefusedInWorkerWithoutMain(t *testing.T) {
 	t.Setenv(workerproc.EnvWorker, "1")
+	requireSubprocess(t)
 	p, err := pool.New(pool.Options{Isolation: pool.Subprocess})
 	require.Error(t, err)
 	assert.Nil(t, p)
@@ -422,7 +423,7 @@ func TestSubprocessIdleWorkersExit(t *testing.T) {
 	left, err := pool.Run(context.Background(), p, procPID, struct{}{})
 	require.NoError(t, err, "the warm worker still serves")
 	if left != pidB {
-		require.Eventually(t, func() bool { return syscall.Kill(pidB, 0) != nil }, 10*time.Second, 5*time.Millisecond,
+		require.Eventually(t, func() bool { return processGone(pidB) }, 10*time.Second, 5*time.Millisecond,
 			"the retired worker's process %d is gone", pidB)
 	}
 }

@@ -109,6 +109,7 @@ func TestCollectorScrape(t *testing.T) {
 	sub, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2},
 		Logger:     slog.New(slog.NewTextHandler(&workerLog, nil))})
+	testkit.SkipUnsupported(t, err)
 	require.NoError(t, err)
 	defer sub.Close()
 

@@ -37,6 +37,7 @@ import (
 //
 // Compare with: benchstat -col /check
 func BenchmarkUneven(b *testing.B) {
+	requireCPUClock(b)
 	const budgetD = 5 * time.Millisecond
 	inputs := []struct {
 		name  string

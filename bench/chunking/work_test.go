@@ -4,8 +4,6 @@ import (
 	"math"
 	"runtime"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // floatWork is the reference's "small float loop": a short dependent chain
@@ -98,25 +96,6 @@ func everyThousand(items []time.Duration, fn func(time.Duration), budget time.Du
 		}
 	}
 	return append(wall, time.Since(start)), append(cpu, threadCPU()-startCPU)
-}
-
-// processCPU returns the CPU time of the whole process, all threads.
-func processCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
-		panic("chunking: process CPU clock: " + err.Error()) // Linux always has it
-	}
-	return time.Duration(ts.Nano())
-}
-
-// threadCPU returns the calling thread's CPU time; callers lock the
-// goroutine to its thread around the measurement.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		panic("chunking: thread CPU clock: " + err.Error()) // Linux always has it
-	}
-	return time.Duration(ts.Nano())
 }
 
 // sink keeps the float results alive; only benchmark goroutines write it,

@@ -1,10 +1,6 @@
 package orders
 
-import (
-	"time"
-
-	"golang.org/x/sys/unix"
-)
+import "time"
 
 // meter adds up, over a benchmark's ops, the two caller-side times the
 // package doc defines: the calling goroutine's busy time, and its
@@ -54,12 +50,12 @@ func (m *meter) perOp() (busy, cpu time.Duration) {
 
 // processCPU is the CPU time all of this process's threads have used.
 func (m *meter) processCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+	d, err := processCPUTime()
+	if err != nil {
 		if m.failed == nil {
 			m.failed = err
 		}
 		return 0
 	}
-	return time.Duration(ts.Nano())
+	return d
 }

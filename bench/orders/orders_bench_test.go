@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -40,6 +41,7 @@ func newPool(tb testing.TB, iso pool.Isolation) *pool.Pool {
 		o.Subprocess.MaxPayload = maxPayload
 	}
 	p, err := pool.New(o)
+	testkit.SkipUnsupported(tb, err)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -60,17 +60,6 @@ func arenaBuffer(t testing.TB, a *arena, n int, seed byte) *Buffer {
 	return newHandle(blk)
 }
 
-type taskIn struct {
-	In   *Buffer
-	Name string
-}
-
-type taskOut struct {
-	Back *Buffer
-	Out  *Buffer
-	Sum  int
-}
-
 func TestPeerMoveAndReturn(t *testing.T) {
 	t.Parallel()
 	p := newPair(t)

@@ -2,6 +2,8 @@ package subproc
 
 import (
 	"context"
+	"runtime"
+	"testing"
 
 	"github.com/offloadgo/offload/internal/registry"
 )
@@ -13,4 +15,13 @@ func register[In, Out any](name string, fn func(context.Context, In) (Out, error
 		panic(err)
 	}
 	return struct{}{}
+}
+
+// requireWorkers skips t where Subprocess workers don't run: it needs the
+// worker channel (and, for moves, memfd segments), which are Linux's.
+func requireWorkers(t *testing.T) {
+	t.Helper()
+	if err := PlatformSupport(runtime.GOOS); err != nil {
+		t.Skip(err.Error())
+	}
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package subproc
 
 import (
@@ -79,6 +81,7 @@ func FuzzSplitMoves(f *testing.F) {
 // carries.
 func TestPeerLinkSeal(t *testing.T) {
 	t.Parallel()
+	requireWorkers(t)
 	k := newPeerLink(1 << 20)
 	f := workerproc.Frame{Kind: kindResult, Body: []byte("plain")}
 	require.NoError(t, k.seal(&f, nil, false, false))
@@ -113,6 +116,7 @@ func TestPeerLinkSeal(t *testing.T) {
 
 // open closes every descriptor of a frame it can't use.
 func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
+	requireWorkers(t)
 	// Not parallel: counts the process's descriptors.
 	count := func() int {
 		entries, err := os.ReadDir("/proc/self/fd")
@@ -168,6 +172,7 @@ func dupFD(f *os.File) (int, error) {
 // a call whose trailer it can't use with an error that asks to be retired.
 func TestServeMoves(t *testing.T) {
 	t.Parallel()
+	requireWorkers(t)
 	parent, code := startServe(t)
 	defer parent.Close()
 	_, err := parent.ReadFrame() // the hello

@@ -60,13 +60,13 @@ var errNotMain = errors.New("pool: this process is a worker process (" + workerp
 
 // New returns the transport of a pool whose stop context is stop, which
 // reports to ev. It fails in a worker process (see errNotMain) and on
-// platforms other than Linux.
+// platforms other than Linux (see PlatformSupport).
 func New(o Options, stop context.Context, ev transport.Events) (*Transport, error) {
 	if os.Getenv(workerproc.EnvWorker) != "" {
 		return nil, errNotMain
 	}
-	if runtime.GOOS != "linux" {
-		return nil, fmt.Errorf("pool: Isolation Subprocess: %w", workerproc.ErrUnsupported)
+	if err := PlatformSupport(runtime.GOOS); err != nil {
+		return nil, err
 	}
 	return &Transport{
 		stop:   stop,

@@ -86,6 +86,7 @@ func BenchmarkRoundTrip16BPoller(b *testing.B) {
 
 // BenchmarkStartToHello: from Start to a worker that has said hello.
 func BenchmarkStartToHello(b *testing.B) {
+	requireWorkers(b)
 	log := quietLogger(b)
 	for b.Loop() {
 		p, err := Start(context.Background(), Spec{Logger: log})
@@ -101,6 +102,7 @@ func BenchmarkStartToHello(b *testing.B) {
 // BenchmarkIdleRSS reports the resident memory of a worker (the test
 // binary) that has just said hello, as MiB/worker.
 func BenchmarkIdleRSS(b *testing.B) {
+	requireWorkers(b)
 	log := quietLogger(b)
 	var total int64
 	n := 0
@@ -182,6 +184,7 @@ func BenchmarkRoundTrip1MiB(b *testing.B) {
 // the kernel's teardown grows with the heap, which is why nobody should
 // wait for the reap.
 func BenchmarkKillToDone256MiB(b *testing.B) {
+	requireWorkers(b)
 	log := quietLogger(b)
 	for b.Loop() {
 		b.StopTimer()
@@ -207,6 +210,7 @@ func BenchmarkKillToDone256MiB(b *testing.B) {
 // BenchmarkKillToDone: from Kill to Done closed (the reap, with the
 // output drained and the Exit built), for an idle worker.
 func BenchmarkKillToDone(b *testing.B) {
+	requireWorkers(b)
 	log := quietLogger(b)
 	for b.Loop() {
 		b.StopTimer()

@@ -1,6 +1,9 @@
 package workerproc
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors, matchable with errors.Is.
 var (
@@ -19,5 +22,6 @@ var (
 	// ErrClosed: the connection was closed by this side.
 	ErrClosed = errors.New("workerproc: connection closed")
 	// ErrUnsupported: worker processes are not supported on this platform.
-	ErrUnsupported = errors.New("workerproc: worker processes are not supported on " + goos)
+	// It wraps errors.ErrUnsupported.
+	ErrUnsupported = fmt.Errorf("workerproc: worker processes are not supported on %s: %w", goos, errors.ErrUnsupported)
 )

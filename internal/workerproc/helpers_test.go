@@ -23,6 +23,7 @@ func testContext() context.Context { return context.Background() }
 func newPair(t testing.TB, max int) (*Conn, *Conn) {
 	t.Helper()
 	a, b, err := NewPair(max)
+	testkit.SkipUnsupported(t, err)
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
@@ -51,6 +52,7 @@ func startWorker(t testing.TB, s Spec) *Process {
 		s.Logger = quietLogger(t)
 	}
 	p, err := Start(testContext(), s)
+	testkit.SkipUnsupported(t, err)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p
@@ -95,4 +97,13 @@ func processGone(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// requireWorkers skips tb where worker processes are not supported (every
+// platform but Linux, where Start and NewPair return ErrUnsupported).
+func requireWorkers(tb testing.TB) {
+	tb.Helper()
+	if goos != "linux" {
+		tb.Skip(ErrUnsupported.Error())
+	}
 }

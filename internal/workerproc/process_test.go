@@ -183,6 +183,7 @@ func TestKillReturnsAtOnce(t *testing.T) {
 
 func TestStartFailures(t *testing.T) {
 	t.Parallel()
+	requireWorkers(t)
 	sleep, err := exec.LookPath("sleep")
 	require.NoError(t, err)
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -230,6 +231,7 @@ func TestStartFailures(t *testing.T) {
 
 func TestExitOfFailedStartIsAnExit(t *testing.T) {
 	t.Parallel()
+	requireWorkers(t)
 	_, err := Start(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "exit 4"}, Logger: quietLogger(t)})
 	var e *cancel.Exit
 	require.True(t, errors.As(err, &e), "%v", err)
@@ -263,6 +265,7 @@ func TestKillUnblocksAWriter(t *testing.T) {
 
 func TestNewPairBadMax(t *testing.T) {
 	t.Parallel()
+	requireWorkers(t)
 	_, _, err := NewPair(-1)
 	require.Error(t, err)
 	a, b, err := NewPair(0)
@@ -276,6 +279,7 @@ func TestNewPairBadMax(t *testing.T) {
 // but was not started by its parent's Start gets a clear error from Attach.
 func TestAttachRefusesAStrayWorker(t *testing.T) {
 	t.Parallel()
+	requireWorkers(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	tests := []struct {
