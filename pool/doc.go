@@ -20,6 +20,15 @@
 // A worker process that dies takes none of the caller's memory with it: what
 // it held is freed once it is reaped.
 //
+// Of a caller's ctx, only its end crosses to a worker process or a node:
+// the task's ctx there is cancelled when the caller's ctx ends, by
+// cancellation or at its deadline (a node also gets the deadline itself,
+// so that ctx.Deadline reports it and the task ends then even if the
+// cancel is lost; in a worker process ctx.Deadline reports none). The
+// ctx's values (request-scoped data, loggers, trace spans) do not cross:
+// pass what a task needs in its input. An InProcess task's ctx is derived
+// from the caller's and has them all.
+//
 // Every task runs under the pprof labels task=NAME and isolation=KIND (in
 // its worker process, for Subprocess), and goroutines it starts inherit
 // them, so a CPU profile attributes time to tasks:
