@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +36,7 @@ var procAwaitFile = pool.Register("proc.await-file", func(ctx context.Context, p
 // busy ones as their tasks return, without interrupting them. Not
 // parallel: it counts the test process's children.
 func TestSetWorkersSubprocess(t *testing.T) {
+	requireSubprocess(t)
 	kids := countChildren(t)
 	dir := t.TempDir()
 	p, log := newProcPool(t, pool.Options{Workers: 1, MinWorkers: 1, MaxQueue: 8})
@@ -71,7 +71,7 @@ func TestSetWorkersSubprocess(t *testing.T) {
 	require.NoError(t, p.SetWorkers(1))
 	require.Eventually(t, func() bool { return p.Stats().Workers == 3 }, 10*time.Second, time.Millisecond,
 		"the idle worker exits at once")
-	require.Eventually(t, func() bool { return !alive(idle) }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return processGone(idle) }, 10*time.Second, time.Millisecond,
 		"and its process %d with it", idle)
 	d := submit("d") // queued: three tasks still run, and one worker is kept
 
@@ -93,7 +93,7 @@ func TestSetWorkersSubprocess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pidC, pidD, "d ran on the process kept")
 	for _, pid := range []int{pidA, pidB} {
-		require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, time.Millisecond,
+		require.Eventually(t, func() bool { return processGone(pid) }, 10*time.Second, time.Millisecond,
 			"the process %d of a worker above the limit exits once its task returns", pid)
 	}
 	assert.Equal(t, 1, p.Stats().Workers)
@@ -101,7 +101,3 @@ func TestSetWorkersSubprocess(t *testing.T) {
 		"one worker process left")
 	assert.EqualValues(t, 5, p.Stats().Completed)
 }
-
-// alive reports whether the process pid is still there (a zombie counts
-// until it is reaped).
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -1,4 +1,4 @@
-package transfer
+package shmbuf
 
 // taskIn and taskOut are the shapes the peer tests move across: a Buffer
 // (or two) inside a struct, as a task's input and output would carry them.
