@@ -409,15 +409,20 @@ func TestSubprocessRefusedInWorkerWithoutMain(t *testing.T) {
 func TestSubprocessIdleWorkersExit(t *testing.T) {
 	t.Parallel()
 	p, _ := newProcPool(t, pool.Options{Workers: 2, MinWorkers: 1, IdleTimeout: 40 * time.Millisecond})
-	a, err := pool.Submit(context.Background(), p, procSleep, 100*time.Millisecond)
+	// a holds its process until b has returned, so b ran in a second
+	// process (counting Workers here instead would race the 40 ms idle
+	// timeout of b's process on a busy machine).
+	release := filepath.Join(t.TempDir(), "release")
+	a, err := pool.Submit(context.Background(), p, procAwaitFile, release)
 	require.NoError(t, err)
 	b, err := pool.Submit(context.Background(), p, procPID, struct{}{})
 	require.NoError(t, err)
 	pidB, err := b.Wait()
 	require.NoError(t, err, "a second process serves while the first is busy")
-	assert.Equal(t, 2, p.Stats().Workers)
-	_, err = a.Wait()
+	require.NoError(t, os.WriteFile(release, nil, 0o600))
+	pidA, err := a.Wait()
 	require.NoError(t, err)
+	require.NotEqual(t, pidA, pidB, "b ran while a held the first process")
 
 	require.Eventually(t, func() bool { return p.Stats().Workers == 1 }, 10*time.Second, 5*time.Millisecond)
 	left, err := pool.Run(context.Background(), p, procPID, struct{}{})
