@@ -110,11 +110,16 @@ func BenchmarkPoolRun(b *testing.B) {
 }
 
 // BenchmarkPoolRunParallel is submit-and-wait from GOMAXPROCS goroutines.
-func BenchmarkPoolRunParallel(b *testing.B) {
+func BenchmarkPoolRunParallel(b *testing.B) { runParallelPeers(b, workers, 1) }
+
+// runParallelPeers runs Run of the trivial task from parallelism×GOMAXPROCS
+// goroutines on each peer, every pool with n workers.
+func runParallelPeers(b *testing.B, n, parallelism int) {
 	ctx := context.Background()
 	b.Run("peer=offload", func(b *testing.B) {
-		p := newOffload(b, pool.Options{MinWorkers: workers})
+		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded})
 		b.ReportAllocs()
+		b.SetParallelism(parallelism)
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
 				if _, err := pool.Run(ctx, p, trivial, i); err != nil {
@@ -125,9 +130,10 @@ func BenchmarkPoolRunParallel(b *testing.B) {
 		})
 	})
 	b.Run("peer=ants", func(b *testing.B) {
-		p := newAnts(workers)
+		p := newAnts(n)
 		defer p.Release()
 		b.ReportAllocs()
+		b.SetParallelism(parallelism)
 		b.RunParallel(func(pb *testing.PB) {
 			done := make(chan int, 1)
 			for i := 0; pb.Next(); i++ {
@@ -140,9 +146,10 @@ func BenchmarkPoolRunParallel(b *testing.B) {
 		})
 	})
 	b.Run("peer=pond-future", func(b *testing.B) {
-		p := newPond(workers)
+		p := newPond(n)
 		defer p.StopAndWait()
 		b.ReportAllocs()
+		b.SetParallelism(parallelism)
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
 				if err := p.Submit(func() { _ = work(i) }).Wait(); err != nil {
@@ -153,9 +160,10 @@ func BenchmarkPoolRunParallel(b *testing.B) {
 		})
 	})
 	b.Run("peer=floor", func(b *testing.B) {
-		p := newFloorPool(workers, workers*workers, work)
+		p := newFloorPool(n, n*n, work)
 		defer p.close()
 		b.ReportAllocs()
+		b.SetParallelism(parallelism)
 		b.RunParallel(func(pb *testing.PB) {
 			j := &floorJob{done: make(chan struct{}, 1)}
 			for i := 0; pb.Next(); i++ {
@@ -173,37 +181,46 @@ const batch = 100_000
 // BenchmarkPoolBatch submits 100,000 trivial tasks, then awaits them all.
 // ns/op is for the whole batch; ns/task is the figure to compare.
 func BenchmarkPoolBatch(b *testing.B) {
-	runBatch(b, func(int) int { return 0 }, trivial, work)
+	runBatch(b, workers, batch, func(int) int { return 0 }, trivial, work)
 }
 
 // BenchmarkPoolBatch10us is the same with tasks of 10 µs of CPU each on 2
 // workers; peer=ceiling is the same work split over two bare goroutines.
 func BenchmarkPoolBatch10us(b *testing.B) {
 	n := itersFor(10 * time.Microsecond)
-	runBatch(b, func(int) int { return n }, cpuTask, burn)
-	b.Run("peer=ceiling", func(b *testing.B) {
-		for b.Loop() {
-			var wg sync.WaitGroup
-			for range workers {
-				wg.Go(func() {
-					for range batch / workers {
-						sink.Add(int64(burn(n)))
-					}
-				})
-			}
-			wg.Wait()
-		}
-		reportPerTask(b)
-	})
+	runBatch(b, workers, batch, func(int) int { return n }, cpuTask, burn)
+	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, workers, batch, func() int { return burn(n) }) })
 }
 
-// runBatch runs one batch benchmark per peer; direct is what task does,
-// for the peers that take a plain func.
-func runBatch(b *testing.B, input func(int) int, task pool.Task[int, int], direct func(int) int) {
+// runCeiling is the ceiling of a batch: size calls of work split evenly
+// over n bare goroutines.
+func runCeiling(b *testing.B, n, size int, work func() int) {
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for w := range n {
+			share := size / n
+			if w < size%n {
+				share++
+			}
+			wg.Go(func() {
+				for range share {
+					sink.Add(int64(work()))
+				}
+			})
+		}
+		wg.Wait()
+	}
+	reportPerTask(b, size)
+}
+
+// runBatch runs one batch benchmark per peer: size tasks submitted one by
+// one from one goroutine, then awaited, on pools of n n; direct is
+// what task does, for the peers that take a plain func.
+func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int, int], direct func(int) int) {
 	ctx := context.Background()
 	b.Run("peer=offload", func(b *testing.B) {
-		p := newOffload(b, pool.Options{MinWorkers: workers, MaxQueue: pool.Unbounded})
-		futures := make([]*pool.Future[int], batch)
+		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded})
+		futures := make([]*pool.Future[int], size)
 		b.ReportAllocs()
 		for b.Loop() {
 			for i := range futures {
@@ -219,11 +236,11 @@ func runBatch(b *testing.B, input func(int) int, task pool.Task[int, int], direc
 				}
 			}
 		}
-		reportPerTask(b)
+		reportPerTask(b, size)
 	})
 	b.Run("peer=offload-blocking-auto-queue", func(b *testing.B) {
-		p := newOffload(b, pool.Options{MinWorkers: workers})
-		futures := make([]*pool.Future[int], batch)
+		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n})
+		futures := make([]*pool.Future[int], size)
 		b.ReportAllocs()
 		for b.Loop() {
 			for i := range futures {
@@ -239,42 +256,42 @@ func runBatch(b *testing.B, input func(int) int, task pool.Task[int, int], direc
 				}
 			}
 		}
-		reportPerTask(b)
+		reportPerTask(b, size)
 	})
 	b.Run("peer=pond-go-waitgroup", func(b *testing.B) {
-		p := newPond(workers)
+		p := newPond(n)
 		defer p.StopAndWait()
 		b.ReportAllocs()
 		for b.Loop() {
 			var wg sync.WaitGroup
-			wg.Add(batch)
-			for i := range batch {
+			wg.Add(size)
+			for i := range size {
 				if err := p.Go(func() { sink.Add(int64(direct(input(i)))); wg.Done() }); err != nil {
 					b.Fatal(err)
 				}
 			}
 			wg.Wait()
 		}
-		reportPerTask(b)
+		reportPerTask(b, size)
 	})
 	b.Run("peer=pond-submit-waitgroup", func(b *testing.B) {
-		p := newPond(workers)
+		p := newPond(n)
 		defer p.StopAndWait()
 		b.ReportAllocs()
 		for b.Loop() {
 			var wg sync.WaitGroup
-			wg.Add(batch)
-			for i := range batch {
+			wg.Add(size)
+			for i := range size {
 				p.Submit(func() { sink.Add(int64(direct(input(i)))); wg.Done() })
 			}
 			wg.Wait()
 		}
-		reportPerTask(b)
+		reportPerTask(b, size)
 	})
 	b.Run("peer=pond-result-futures", func(b *testing.B) {
-		p := pond.NewResultPool[int](workers)
+		p := pond.NewResultPool[int](n)
 		defer p.StopAndWait()
-		futures := make([]pond.ResultTask[int], batch)
+		futures := make([]pond.ResultTask[int], size)
 		b.ReportAllocs()
 		for b.Loop() {
 			for i := range futures {
@@ -286,28 +303,28 @@ func runBatch(b *testing.B, input func(int) int, task pool.Task[int, int], direc
 				}
 			}
 		}
-		reportPerTask(b)
+		reportPerTask(b, size)
 	})
 	b.Run("peer=ants-waitgroup", func(b *testing.B) {
-		p := newAnts(workers)
+		p := newAnts(n)
 		defer p.Release()
 		b.ReportAllocs()
 		for b.Loop() {
 			var wg sync.WaitGroup
-			wg.Add(batch)
-			for i := range batch {
+			wg.Add(size)
+			for i := range size {
 				if err := p.Submit(func() { sink.Add(int64(direct(input(i)))); wg.Done() }); err != nil {
 					b.Fatal(err)
 				}
 			}
 			wg.Wait()
 		}
-		reportPerTask(b)
+		reportPerTask(b, size)
 	})
 	b.Run("peer=floor", func(b *testing.B) {
-		p := newFloorPool(workers, 1024, direct)
+		p := newFloorPool(n, 1024, direct)
 		defer p.close()
-		jobs := make([]floorJob, batch)
+		jobs := make([]floorJob, size)
 		for i := range jobs {
 			jobs[i].done = make(chan struct{}, 1)
 		}
@@ -321,10 +338,10 @@ func runBatch(b *testing.B, input func(int) int, task pool.Task[int, int], direc
 				<-jobs[i].done
 			}
 		}
-		reportPerTask(b)
+		reportPerTask(b, size)
 	})
 }
 
-func reportPerTask(b *testing.B) {
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/task")
+func reportPerTask(b *testing.B, size int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size), "ns/task")
 }
