@@ -1,10 +1,12 @@
 package pool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/prof"
@@ -123,7 +125,8 @@ func (c *call[In, Out]) ran() {
 // freed instead. A caller whose ctx has ended is owed the ctx error (see
 // quitErr) even if nobody has failed the future yet: the task may have
 // returned because of that end, with a result that means nothing, and it
-// counts as Canceled whoever resolves it. (finish has stopped the
+// counts as Canceled whoever resolves it; so does a task that failed once
+// the caller's deadline had passed. (finish has stopped the
 // AfterFunc that would have failed it, so conclude delivers the error.)
 func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	result := completed
@@ -131,7 +134,14 @@ func (c *call[In, Out]) conclude(out Out, err error) outcome {
 		result = failed
 	}
 	if c.cancel != nil {
-		if end := c.ctx.Err(); end != nil {
+		end := c.ctx.Err()
+		if end == nil && err != nil && c.pastDeadline() {
+			// The task failed at or after the caller's deadline, before the
+			// ctx's own timer fired: a node that enforces the deadline
+			// itself answers that soon. It ended because of the deadline.
+			end = context.DeadlineExceeded
+		}
+		if end != nil {
 			if c.def.holdsOut {
 				shmbuf.ReleaseAll(out)
 			}
@@ -147,6 +157,12 @@ func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	}
 	c.out, c.err = out, err
 	return result
+}
+
+// pastDeadline reports whether the caller's deadline, if any, has passed.
+func (c *call[In, Out]) pastDeadline() bool {
+	dl, ok := c.ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // finish stops what prepare and enter set up, once the task has run: the
