@@ -20,31 +20,25 @@
 // A worker process that dies takes none of the caller's memory with it: what
 // it held is freed once it is reaped.
 //
-// Of a caller's ctx, only its end crosses to a worker process or a node:
-// the task's ctx there is cancelled when the caller's ctx ends, by
-// cancellation or at its deadline (a node also gets the deadline itself,
-// so that ctx.Deadline reports it and the task ends then even if the
-// cancel is lost; in a worker process ctx.Deadline reports none). The
-// ctx's values (request-scoped data, loggers, trace spans) do not cross:
-// pass what a task needs in its input. An InProcess task's ctx is derived
-// from the caller's and has them all.
+// What of a caller's ctx a task sees depends on where it runs. In process
+// (InProcess) the task's ctx derives from the caller's: every value, the
+// deadline and the cancellation. In a worker process (Subprocess) or on a
+// node (Remote) the task gets a ctx of that side's own, and only the end
+// of the caller's crosses: it is cancelled when the caller's ctx ends, by
+// cancellation or at its deadline, with the cause (context.Canceled,
+// context.DeadlineExceeded or ErrClosed). A node also gets the deadline
+// itself, so that ctx.Deadline reports it and the task ends then even if
+// the cancel is lost; in a worker process ctx.Deadline reports none. When
+// the pool has a Tracer and the worker side was given one (MainOptions),
+// the trace context crosses too: for poolotel's, the W3C traceparent and
+// tracestate, and the baggage. No other value crosses: a logger, a request
+// ID or an auth token in the caller's ctx is not there; put what the task
+// needs in its input, or in the baggage.
 //
 // Every task runs under the pprof labels task=NAME and isolation=KIND (in
 // its worker process, for Subprocess), and goroutines it starts inherit
 // them, so a CPU profile attributes time to tasks:
-// go tool pprof -tagfocus task=resize. It costs about 12 ns a task
-// (internal/prof BenchmarkSetClear), no allocation. A task that calls
+// go tool pprof -tagfocus task=resize. It costs about 12 ns a task and
+// no allocation (the README has the benchmark). A task that calls
 // pprof.Do with its ctx gets Do's labels only, not the pool's.
-//
-// What of the caller's ctx a task sees depends on where it runs. In
-// process (InProcess) its ctx derives from the caller's: every value, the
-// deadline and the cancellation. In a worker process (Subprocess) or on a
-// worker node (Remote) the task gets a ctx of that side's own, and only
-// these cross: the deadline, the cancellation (with its cause:
-// context.Canceled, context.DeadlineExceeded or ErrClosed), and, when the
-// pool has a Tracer and the worker side was given one (MainOptions), the
-// trace context — for poolotel's, the W3C traceparent and tracestate, and
-// the baggage. No other value crosses: a logger, a request ID or an auth
-// token in the caller's ctx is not there; put what the task needs in its
-// input, or in the baggage.
 package pool
