@@ -24,11 +24,10 @@ const netpollNap = 50 * time.Microsecond
 //
 // The price is idle time. When nothing else is waiting, the P sleeps until
 // the timer fires, and the runtime's network wait has a 1 ms granularity,
-// so a yield costs up to about a millisecond. In the lab (go run
-// ./bench/lab) under GOMAXPROCS=1, a 200 ms job in 5 ms chunks took 242 ms
-// instead of 214 ms, and /fast p99 was 6.9 ms instead of 14.8 ms. With more
-// than one P, an idle P polls the network anyway, so keep the default
-// there.
+// so a yield costs up to about a millisecond: the job takes longer and the
+// handlers wait less (the lab, go run ./bench/lab, measures both in its
+// GOMAXPROCS=1 rows; docs/benchmarks.md has the figures). With more than one P,
+// an idle P polls the network anyway, so keep the default there.
 func NetpollYield() {
 	time.Sleep(netpollNap)
 	runtime.Gosched()

@@ -41,9 +41,9 @@ type Options struct {
 
 	// NoYieldFirst skips the yield before the first chunk. By default the
 	// loop yields first, so work started from a handler does not run its
-	// first chunk back to back with whatever ran before it (the reference
-	// measured p99 57–77 ms yielding after each 20 ms chunk, 33–35 ms
-	// yielding before).
+	// first chunk back to back with whatever ran before it (the lab, go run
+	// ./bench/lab, compares the two as "chunked 20 ms" and "chunked 20 ms,
+	// yield after each").
 	NoYieldFirst bool
 
 	// clock is a test hook: nil means the real monotonic clock.
