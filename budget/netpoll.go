@@ -26,8 +26,8 @@ const netpollNap = 50 * time.Microsecond
 // the timer fires, and the runtime's network wait has a 1 ms granularity,
 // so a yield costs up to about a millisecond: the job takes longer and the
 // handlers wait less (the lab, go run ./bench/lab, measures both in its
-// GOMAXPROCS=1 rows; docs/benchmarks.md has the figures). With more than one P,
-// an idle P polls the network anyway, so keep the default there.
+// GOMAXPROCS=1 rows; docs/benchmarks.md has the figures). With more than
+// one P, an idle P polls the network anyway, so keep the default there.
 func NetpollYield() {
 	time.Sleep(netpollNap)
 	runtime.Gosched()
