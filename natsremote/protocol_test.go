@@ -40,9 +40,15 @@ func conn(t *testing.T) *nats.Conn {
 	return nc
 }
 
-// serveNode runs a node on nc until the test ends and returns its advert,
-// read from its first one.
+// serveNode runs a node of one worker on nc until the test ends and
+// returns its advert, read from its first one.
 func serveNode(t *testing.T, nc *nats.Conn, name string) advert {
+	t.Helper()
+	return serveNodeWith(t, nc, name, pool.Options{Workers: 1})
+}
+
+// serveNodeWith is serveNode with local as the node's pool options.
+func serveNodeWith(t *testing.T, nc *nats.Conn, name string, local pool.Options) advert {
 	t.Helper()
 	adverts := make(chan *nats.Msg, 16)
 	sub, err := nc.ChanSubscribe(advertSubject(name), adverts)
@@ -52,7 +58,7 @@ func serveNode(t *testing.T, nc *nats.Conn, name string) advert {
 	done := make(chan error, 1)
 	go func() {
 		done <- Serve(ctx, nc, ServeOptions{Pool: name, Heartbeat: time.Hour, Logger: slog.New(slog.DiscardHandler),
-			Local: pool.Options{Workers: 1}})
+			Local: local})
 	}()
 	t.Cleanup(func() {
 		cancel()

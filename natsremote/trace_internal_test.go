@@ -2,7 +2,6 @@ package natsremote
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -45,22 +44,7 @@ var _ = pool.Register("nri.traceparent", func(ctx context.Context, _ struct{}) (
 // for none), until the test ends, and returns its subject.
 func serveTracing(t *testing.T, nc *nats.Conn, name string, tracer pool.Tracer) string {
 	t.Helper()
-	adverts := make(chan *nats.Msg, 16)
-	sub, err := nc.ChanSubscribe(advertSubject(name), adverts)
-	require.NoError(t, err)
-	defer sub.Unsubscribe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, nc, ServeOptions{Pool: name, Heartbeat: time.Hour, Logger: slog.New(slog.DiscardHandler),
-			Local: pool.Options{Workers: 1, Tracer: tracer}})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	a, err := parseAdvert((<-adverts).Data)
-	require.NoError(t, err)
+	a := serveNodeWith(t, nc, name, pool.Options{Workers: 1, Tracer: tracer})
 	return nodeSubject(name, a.name, a.suffix)
 }
 
