@@ -176,9 +176,11 @@ func (p *Pool) abandon(j job, err error) {
 // release frees one admission slot: it goes to the longest-waiting
 // SubmitBlocking caller if there is one, unless the pool holds more than
 // its settings' capacity (SetWorkers lowered it: tasks queued beyond the
-// new bound run, and the waiters wait for room). p.mu is held.
+// new bound run, and the waiters wait for room). An unbounded capacity
+// (-1) is never exceeded: a Remote pool's waiters, held while no node
+// offered room, still get freed slots. p.mu is held.
 func (p *Pool) release() {
-	if p.inflight <= p.opts.capacity && p.waiters.grant() {
+	if (p.opts.capacity < 0 || p.inflight <= p.opts.capacity) && p.waiters.grant() {
 		return // the slot now belongs to that waiter
 	}
 	p.setInflight(p.inflight - 1)
