@@ -74,8 +74,9 @@ type nodeServer struct {
 	calls map[uint64]*nodeCall // by token
 	// leaving: the node answers every new call "full".
 	leaving bool
-	// turnedAway: a call was answered "full" since the last advert; a
-	// freed slot is advertised at once then, for submitters waiting.
+	// turnedAway: a call was answered "full" and no advert with room in
+	// it has gone out since; a freed slot is advertised at once then, for
+	// submitters waiting.
 	turnedAway bool
 	// advertAt is when the last advert went out, and soon the timer of
 	// one due (see advertSoon).
@@ -185,14 +186,32 @@ func (s *nodeServer) advertSoon() {
 	s.advertise()
 }
 
-// advertise publishes the node's advert.
+// advertise publishes the node's advert. Only an advert with room in it
+// answers the submitters turned away: one without (a heartbeat's, a
+// discover's) leaves turnedAway set, or the slot that frees next would go
+// unannounced and they would wait for a heartbeat. The flag is cleared
+// before the status is read, so a slot freed in between is either in this
+// advert or, found free on the way out, in another one.
 func (s *nodeServer) advertise() {
 	s.mu.Lock()
 	s.advertAt = time.Now()
+	turnedAway := s.turnedAway
 	s.turnedAway = false
 	leaving := s.leaving
 	s.mu.Unlock()
-	_ = s.nc.Publish(advertSubject(s.o.Pool), appendAdvert(nil, advert{status: s.status(leaving), name: s.name, suffix: s.suffix}))
+	st := s.status(leaving)
+	_ = s.nc.Publish(advertSubject(s.o.Pool), appendAdvert(nil, advert{status: st, name: s.name, suffix: s.suffix}))
+	if !turnedAway || st.free > 0 || leaving {
+		return
+	}
+	s.mu.Lock()
+	s.turnedAway = true
+	s.mu.Unlock()
+	// A slot freed after st was read found turnedAway false and told no
+	// one: its slotFreed came before this lock, so s.free() sees it.
+	if s.free() > 0 {
+		s.advertSoon()
+	}
 }
 
 // status is what the node says of itself in adverts and pongs. It takes

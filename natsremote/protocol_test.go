@@ -72,16 +72,21 @@ func serveNodeWith(t *testing.T, nc *nats.Conn, name string, local pool.Options)
 // call sends a raw call to a node and returns its answer.
 func call(t *testing.T, nc *nats.Conn, subject string, head callHead, deadline uint64) (header, []byte) {
 	t.Helper()
-	msg := appendHeader(nil, header{kind: kindCall, id: 1, arg: deadline, token: 77})
-	head.heartbeat = uint64(time.Hour)
-	msg = appendCallHead(msg, head)
-	msg = append(msg, 0x80) // {} as msgpack: an empty struct's input
-	reply, err := nc.Request(subject, msg, 10*time.Second)
+	reply, err := nc.Request(subject, callMsg(header{id: 1, arg: deadline, token: 77}, head), 10*time.Second)
 	require.NoError(t, err)
 	h, body, err := parseHeader(reply.Data)
 	require.NoError(t, err)
 	assert.EqualValues(t, 77, h.token, "an answer carries the call's token")
 	return h, body
+}
+
+// callMsg is a raw call (id, token and deadline from h) of head's task,
+// with {} as its input.
+func callMsg(h header, head callHead) []byte {
+	h.kind = kindCall
+	head.heartbeat = uint64(time.Hour)
+	msg := appendCallHead(appendHeader(nil, h), head)
+	return append(msg, 0x80) // {} as msgpack: an empty struct's input
 }
 
 // A node refuses a call for a task it lacks or has in another version,
