@@ -63,8 +63,8 @@ func parseStatus(free uint64, body []byte) (status, []byte, error) {
 
 // advert is a node's capacity advert: who it is, and its status. A node
 // publishes one every heartbeat, when it starts, when it is asked (on the
-// discover subject), when a slot frees after it turned a call away, and
-// when it leaves. Anyone allowed to publish on the advert subject can
+// discover subject), when a slot frees after it said it had no room (see
+// nodeServer.owesAdvert), and when it leaves. Anyone allowed to publish on the advert subject can
 // forge one, so a submitter takes an advert as a hint only: it pings the
 // node on the node's own subject, and learns its figures, and that it is
 // alive, from the pong (see submitter_nodes.go).

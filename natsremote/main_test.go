@@ -109,7 +109,13 @@ func serveOn(t *testing.T, nc *nats.Conn, o natsremote.ServeOptions) *node {
 // remotePool makes a Remote pool on nc for the test, closed with it.
 func remotePool(t *testing.T, nc *nats.Conn, name string, o pool.Options) *pool.Pool {
 	t.Helper()
-	tr, err := natsremote.New(nc, natsremote.Options{Pool: name, Heartbeat: testHeartbeat})
+	return remotePoolBeating(t, nc, name, testHeartbeat, o)
+}
+
+// remotePoolBeating is remotePool with heartbeat as its transport's.
+func remotePoolBeating(t *testing.T, nc *nats.Conn, name string, heartbeat time.Duration, o pool.Options) *pool.Pool {
+	t.Helper()
+	tr, err := natsremote.New(nc, natsremote.Options{Pool: name, Heartbeat: heartbeat})
 	require.NoError(t, err)
 	o.Isolation, o.Transport = pool.Remote, tr
 	if o.Logger == nil {

@@ -2,6 +2,7 @@ package natsremote
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,46 +25,84 @@ var (
 	})
 )
 
-// A node that turned a call away advertises its next freed slot at once,
-// even when an advert without room in it (here a discover's) went out in
-// between: that advert told the waiting submitter nothing new, so it does
-// not count as telling it. Before the fix the freed slot waited for the
-// next heartbeat, an hour away here.
-func TestFreedSlotIsAdvertisedAfterAnAdvertWithoutRoom(t *testing.T) {
+// A node that said it had no room advertises its next freed slot at
+// once, whoever it said so to: a submitter may be waiting on that word.
+// Said in a "full" answer, even with an advert without room (a
+// discover's) in between, which tells the waiting submitter nothing new;
+// or said in a pong only, as a submitter whose figures were stale hears
+// it. Before the fix both freed slots waited for the next heartbeat, an
+// hour away here.
+func TestFreedSlotIsAdvertisedOnceNoRoomWasSaid(t *testing.T) {
 	t.Parallel()
-	nc := conn(t)
-	const name = "freed-raw"
-	a := serveNode(t, nc, name) // one worker, a heartbeat of an hour
-	subject := nodeSubject(name, a.name, a.suffix)
 	gate, ok := registry.Lookup("nri.gate")
 	require.True(t, ok)
-	adverts := make(chan *nats.Msg, 64)
-	sub, err := nc.ChanSubscribe(advertSubject(name), adverts)
+	for _, tc := range []struct {
+		name   string
+		noRoom func(t *testing.T, n rawNode)
+	}{
+		{"full answer, then an advert without room", func(t *testing.T, n rawNode) {
+			h, _ := call(t, n.nc, n.subject, callHead{task: "nri.gate", fingerprint: gate.Fingerprint}, 0)
+			require.Equal(t, kindFull, h.kind, "the node's one slot is taken")
+			require.NoError(t, n.nc.Publish(discoverSubject(n.pool), nil))
+			require.Equal(t, 0, nextAdvert(n.ctx, t, n.adverts).free, "the discover's advert has no room in it")
+		}},
+		{"pong without room", func(t *testing.T, n rawNode) {
+			ping := appendHeader(nil, header{kind: kindPing, id: 1, arg: uint64(time.Hour), token: 5})
+			reply, err := n.nc.Request(n.subject, appendListed(ping, nil), 10*time.Second)
+			require.NoError(t, err)
+			h, body, err := parseHeader(reply.Data)
+			require.NoError(t, err)
+			require.Equal(t, kindPong, h.kind)
+			st, _, err := parseStatus(h.arg, body)
+			require.NoError(t, err)
+			require.Equal(t, 0, st.free, "the node's one slot is taken")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := startRawNode(t, "freed-"+strings.ReplaceAll(tc.name, " ", "-"))
+			answers := make(chan *nats.Msg, 1)
+			inbox := nats.NewInbox()
+			sub, err := n.nc.ChanSubscribe(inbox, answers)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = sub.Unsubscribe() })
+			require.NoError(t, n.nc.Flush())
+			require.NoError(t, n.nc.PublishRequest(n.subject, inbox,
+				callMsg(header{id: 1, token: 1}, callHead{task: "nri.gate", fingerprint: gate.Fingerprint})))
+			<-gateStarted
+
+			tc.noRoom(t, n)
+
+			gateOpen <- struct{}{}
+			h, _, err := parseHeader(receive(n.ctx, t, answers).Data)
+			require.NoError(t, err)
+			require.Equal(t, kindResult, h.kind)
+			require.Equal(t, 1, nextAdvert(n.ctx, t, n.adverts).free, "the freed slot is advertised before the heartbeat")
+		})
+	}
+}
+
+// rawNode is a node of one worker, with an hour's heartbeat, spoken to
+// by hand: its subject, a subscription to its pool's adverts (from after
+// its first), and a hang guard for the test.
+type rawNode struct {
+	nc            *nats.Conn
+	pool, subject string
+	adverts       chan *nats.Msg
+	ctx           context.Context
+}
+
+func startRawNode(t *testing.T, name string) rawNode {
+	t.Helper()
+	n := rawNode{nc: conn(t), pool: name, adverts: make(chan *nats.Msg, 64)}
+	a := serveNode(t, n.nc, name)
+	n.subject = nodeSubject(name, a.name, a.suffix)
+	sub, err := n.nc.ChanSubscribe(advertSubject(name), n.adverts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard, not a speed bound
-	defer cancel()
-
-	answers := make(chan *nats.Msg, 1)
-	inbox := nats.NewInbox()
-	asub, err := nc.ChanSubscribe(inbox, answers)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = asub.Unsubscribe() })
-	require.NoError(t, nc.Flush()) // both subscriptions are the server's before anything is sent
-	require.NoError(t, nc.PublishRequest(subject, inbox, callMsg(header{id: 1, token: 1}, callHead{task: "nri.gate", fingerprint: gate.Fingerprint})))
-	<-gateStarted
-
-	h, _ := call(t, nc, subject, callHead{task: "nri.gate", fingerprint: gate.Fingerprint}, 0)
-	require.Equal(t, kindFull, h.kind, "the node's one slot is taken")
-
-	require.NoError(t, nc.Publish(discoverSubject(name), nil))
-	require.Equal(t, 0, nextAdvert(ctx, t, adverts).free, "the discover's advert has no room in it")
-
-	gateOpen <- struct{}{}
-	h, _, err = parseHeader(receive(ctx, t, answers).Data)
-	require.NoError(t, err)
-	require.Equal(t, kindResult, h.kind)
-	require.Equal(t, 1, nextAdvert(ctx, t, adverts).free, "the freed slot is advertised before the heartbeat")
+	t.Cleanup(cancel)
+	n.ctx = ctx
+	return n
 }
 
 // nextAdvert is the next advert on adverts.

@@ -84,7 +84,6 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	s.mu.Lock()
 	switch {
 	case s.leaving:
-		s.turnedAway = true
 		s.mu.Unlock()
 		s.answer(reply, h, nil, kindFull)
 		return
@@ -137,7 +136,7 @@ func (s *nodeServer) traced(ctx context.Context, trace []byte) (context.Context,
 func (s *nodeServer) slotFreed(c *nodeCall) {
 	s.mu.Lock()
 	c.freed = true
-	tell := s.turnedAway || c.answeredEarly
+	tell := s.owesAdvert || c.answeredEarly
 	s.mu.Unlock()
 	if tell {
 		s.advertSoon()
@@ -179,9 +178,6 @@ func (s *nodeServer) refused(c *nodeCall, err error) {
 	h := header{id: c.id, token: c.token}
 	switch {
 	case errors.Is(err, pool.ErrQueueFull) || errors.Is(err, pool.ErrClosed):
-		s.mu.Lock()
-		s.turnedAway = true
-		s.mu.Unlock()
 		s.answer(c.reply, h, nil, kindFull)
 	case c.ctx.Err() != nil:
 		s.answer(c.reply, h, []byte{causeCode(context.Cause(c.ctx))}, kindEnded)
@@ -191,10 +187,23 @@ func (s *nodeServer) refused(c *nodeCall, err error) {
 }
 
 // answer sends an answer without a result to a call (its ID and token in
-// h), with the node's free slots.
+// h), with the node's free slots; under mu, as finish does (see
+// owesAdvert: "full" says there is no room, whatever the figure).
 func (s *nodeServer) answer(reply string, h header, body []byte, kind byte) {
-	h.kind, h.arg = kind, uint64(s.free())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.kind, h.arg = kind, uint64(s.saying(s.free(), kind == kindFull))
 	_ = s.nc.Publish(reply, append(appendHeader(make([]byte, 0, headerLen+len(body)), h), body...))
+}
+
+// saying notes that the node is about to say it has free slots (full:
+// that it has no room, whatever free is) and returns free: saying "no
+// room" owes an advert (see owesAdvert). s.mu is held.
+func (s *nodeServer) saying(free int, full bool) int {
+	if free == 0 || full {
+		s.owesAdvert = true
+	}
+	return free
 }
 
 // onCancel ends a call whose caller gave up, if the cancel carries the
@@ -233,6 +242,7 @@ func (s *nodeServer) onPing(reply string, h header, body []byte) {
 		}
 	}
 	st := s.status(s.leaving)
+	s.saying(st.free, false)
 	pong := appendHeader(make([]byte, 0, headerLen+statusLen+8*len(missing)), header{kind: kindPong, id: h.id, arg: uint64(st.free), token: h.token})
 	_ = s.nc.Publish(reply, appendIDs(appendStatus(pong, st), missing))
 }

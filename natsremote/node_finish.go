@@ -25,7 +25,7 @@ func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
 	delete(s.calls, c.token)
 	c.watchdog.Stop()
 	if !c.quiet {
-		putHeader(msg, header{kind: msg[1], id: c.id, arg: uint64(s.free()), token: c.token})
+		putHeader(msg, header{kind: msg[1], id: c.id, arg: uint64(s.saying(s.free(), false)), token: c.token})
 		_ = s.nc.Publish(c.reply, msg)
 		c.answeredEarly = !c.freed
 	}

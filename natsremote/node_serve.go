@@ -74,10 +74,14 @@ type nodeServer struct {
 	calls map[uint64]*nodeCall // by token
 	// leaving: the node answers every new call "full".
 	leaving bool
-	// turnedAway: a call was answered "full" and no advert with room in
-	// it has gone out since; a freed slot is advertised at once then, for
-	// submitters waiting.
-	turnedAway bool
+	// owesAdvert: the node has said it has no room (a "full" answer, or an
+	// answer, pong or advert with no free slot) and no advert with room in
+	// it has gone out since. A submitter may be waiting on that word, so
+	// the next slot that frees is advertised at once, not at the next
+	// heartbeat. It is set with the figure it goes with, under mu, which
+	// slotFreed takes too: a slot freed before is in the figure, one freed
+	// after finds the flag.
+	owesAdvert bool
 	// advertAt is when the last advert went out, and soon the timer of
 	// one due (see advertSoon).
 	advertAt time.Time
@@ -187,31 +191,16 @@ func (s *nodeServer) advertSoon() {
 }
 
 // advertise publishes the node's advert. Only an advert with room in it
-// answers the submitters turned away: one without (a heartbeat's, a
-// discover's) leaves turnedAway set, or the slot that frees next would go
-// unannounced and they would wait for a heartbeat. The flag is cleared
-// before the status is read, so a slot freed in between is either in this
-// advert or, found free on the way out, in another one.
+// pays what owesAdvert owes; one without (a heartbeat's, a discover's
+// while full) owes the next. It goes out under mu, as pongs and answers
+// do, so that its figure is never older than one sent after it.
 func (s *nodeServer) advertise() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.advertAt = time.Now()
-	turnedAway := s.turnedAway
-	s.turnedAway = false
-	leaving := s.leaving
-	s.mu.Unlock()
-	st := s.status(leaving)
+	st := s.status(s.leaving)
+	s.owesAdvert = st.free == 0
 	_ = s.nc.Publish(advertSubject(s.o.Pool), appendAdvert(nil, advert{status: st, name: s.name, suffix: s.suffix}))
-	if !turnedAway || st.free > 0 || leaving {
-		return
-	}
-	s.mu.Lock()
-	s.turnedAway = true
-	s.mu.Unlock()
-	// A slot freed after st was read found turnedAway false and told no
-	// one: its slotFreed came before this lock, so s.free() sees it.
-	if s.free() > 0 {
-		s.advertSoon()
-	}
 }
 
 // status is what the node says of itself in adverts and pongs. It takes
