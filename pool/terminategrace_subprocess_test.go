@@ -261,3 +261,54 @@ func TestCancelRacingTheResultNeverAnswersTheNextCall(t *testing.T) {
 	assert.Zero(t, st.Terminated, "%+v", st)
 	assert.Zero(t, st.Crashed, "%+v", st)
 }
+
+// Close stops a running task as a caller's cancel does: the caller gets
+// ErrTerminated and ErrClosed at once, queued tasks get ErrClosed, the
+// task gets its grace, and its process is killed only if it ignores its
+// ctx. Either way no process outlives the pool.
+func TestCloseGivesRunningTasksTheirGrace(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		task   pool.Task[graceIn, int]
+		killed bool
+	}{
+		{"honours its ctx", graceReturn, false},
+		{"ignores its ctx", graceIgnore, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			grace := longGrace
+			if tc.killed {
+				grace = time.Second // the test waits it out
+			}
+			p, l := eventPool(t, pool.Options{Workers: 1, MaxQueue: 1, Subprocess: pool.SubprocessOptions{TerminateGrace: grace}})
+			ctx := testCtx(t)
+			running, err := pool.Submit(ctx, p, tc.task, graceIn{Tag: "closed"})
+			require.NoError(t, err)
+			l.logs.waitLog(t, "grace closed started pid=")
+			pid := pidFromLog(t, l.logs.String(), "grace closed started pid=")
+			queued, err := pool.Submit(ctx, p, procPID, struct{}{})
+			require.NoError(t, err)
+
+			require.NoError(t, p.Close())
+			_, err = running.Wait()
+			require.ErrorIs(t, err, pool.ErrTerminated)
+			require.ErrorIs(t, err, pool.ErrClosed)
+			_, err = queued.Wait()
+			require.ErrorIs(t, err, pool.ErrClosed)
+			require.NoError(t, p.Shutdown(ctx), "Shutdown after Close waits for the workers to go")
+			waitGone(t, pid)
+			l.logs.waitLog(t, "grace closed told")
+			if tc.killed {
+				assert.EqualValues(t, 1, p.Stats().Terminated)
+				assert.Equal(t, pid, l.wait(t, pool.WorkerTerminated).PID)
+			} else {
+				assert.Zero(t, p.Stats().Terminated)
+				assert.Zero(t, l.count(pool.WorkerTerminated))
+			}
+			assert.Zero(t, p.Stats().Crashed)
+		})
+	}
+}
