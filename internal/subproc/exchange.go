@@ -170,10 +170,10 @@ func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying 
 
 // await reads the reply to call id on the worker goroutine, which spares
 // the round trip the hand-off from a reader goroutine. Without a grace,
-// an ended ctx needs no reader anyway: the process is killed at once (by
-// a context.AfterFunc, as terminate would, which also closes the channel
-// so that the read ends at once). The caller has its ErrTerminated from
-// the pool already.
+// an ended ctx needs no reader anyway: the process is killed at once, as
+// stopTask's would be with a grace of 0 (by a context.AfterFunc, which
+// also closes the channel so that the read ends at once). The caller has
+// its ErrTerminated from the pool already.
 func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint64, input []byte) (in any, err error, taken bool) {
 	stop := context.AfterFunc(ctx, func() {
 		l.proc.Terminate(0, func() {
