@@ -156,7 +156,7 @@ func TestCancelIgnoredKillsAfterTheGrace(t *testing.T) {
 	next, err := queued.Wait()
 	require.NoError(t, err, "the queued task is untouched")
 	assert.NotEqual(t, pid, next, "the queued task ran on a replacement")
-	assert.Contains(t, l.logs.String(), "grace killed told", "the worker was told before the kill")
+	l.logs.waitLog(t, "grace killed told") // the worker was told before the kill
 	st := p.Stats()
 	assert.EqualValues(t, 1, st.Terminated, "%+v", st)
 	assert.Zero(t, st.Crashed, "%+v", st)
