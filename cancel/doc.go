@@ -1,7 +1,7 @@
 // Package cancel is the vocabulary of stopped work that callers match on.
 //
 // [WithCause] builds an error that matches two things with errors.Is: what
-// happened and why. Package pool uses it so that a task killed because its
+// happened and why. Package pool uses it so that a task stopped because its
 // caller's deadline passed matches both pool.ErrTerminated and
 // context.DeadlineExceeded; use it the same way for errors of your own.
 //

@@ -35,6 +35,16 @@
 // ID or an auth token in the caller's ctx is not there; put what the task
 // needs in its input, or in the baggage.
 //
+// A caller that gives up on a running task (its ctx ends, or Close) has
+// its answer at once, but the task's worker stays busy until the task has
+// returned, or been killed: in process, a task that ignores its ctx holds
+// its goroutine until it returns. A Subprocess caller's error matches
+// ErrTerminated as well as its ctx's error; the worker process cancels the
+// task's ctx, and a task that returns within TerminateGrace keeps its
+// process, which takes the next task (its late result goes to nobody),
+// while one that does not is killed, counted in Stats.Terminated, and
+// replaced. Queued tasks are untouched either way.
+//
 // Every task runs under the pprof labels task=NAME and isolation=KIND (in
 // its worker process, for Subprocess), and goroutines it starts inherit
 // them, so a CPU profile attributes time to tasks:

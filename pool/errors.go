@@ -20,9 +20,12 @@ var (
 	// ErrClosed is returned for work submitted after Shutdown or Close, and
 	// for queued work that Close (or an expired Shutdown) dropped.
 	ErrClosed = errClosed()
-	// ErrTerminated means a running task was stopped from outside: it had
-	// been sent to a worker process, which was terminated for it (its
-	// caller gave up, or the pool closed under it).
+	// ErrTerminated means a task was running in a worker process (or on a
+	// node) when its caller gave up or the pool closed under it: it was
+	// told to stop, and its process is killed if it does not return within
+	// TerminateGrace. The caller gets it at once, without waiting to learn
+	// which; its error matches the ctx's error (or ErrClosed) too. Only a
+	// kill counts in Stats.Terminated.
 	ErrTerminated = errTerminated()
 	// ErrWorkerCrashed means the worker process died under the task; the
 	// error carries a *cancel.Exit (errors.As) with the exit status or

@@ -51,9 +51,10 @@ const (
 	// WorkerRecycled: a process served MaxTasksPerWorker tasks and is
 	// replaced (Info).
 	WorkerRecycled
-	// WorkerTerminated: a process was terminated — asked to cancel, killed
-	// after TerminateGrace — for a task whose caller gave up or whose pool
-	// closed, and is replaced (Info).
+	// WorkerTerminated: a process was killed for a task whose caller gave
+	// up or whose pool closed, because the task did not return within
+	// TerminateGrace of being told to stop, and is replaced (Info). A task
+	// that returns in time keeps its process, and there is no event.
 	WorkerTerminated
 	// WorkerCrashed: a process died on its own — exit, signal, fatal
 	// error, memory limit — and is replaced (Warn).

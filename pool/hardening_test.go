@@ -193,27 +193,58 @@ func waitBusy(t *testing.T, p *pool.Pool, n int) {
 	require.Eventually(t, func() bool { return p.Stats().Busy >= n }, 20*time.Second, 100*time.Microsecond)
 }
 
-// ErrTerminated means a worker process was killed under the task: a task
-// whose caller gave up while its worker process was still starting was
-// never sent, so its caller gets the plain ctx error and nothing counts
-// as terminated.
+// ErrTerminated says the task was running in a worker process when its
+// caller gave up; Stats.Terminated counts the processes killed for that,
+// and only those. A task whose caller gave up while its worker process was
+// still starting was never sent: its caller gets the plain ctx error, and
+// nothing is terminated. A task that ignores its ctx, without a grace, is
+// killed whenever its caller hears ErrTerminated; one that honours its ctx
+// within the grace never is. Every other round cancels a task known to be
+// running; the others, most often, one whose process is still starting.
 func TestTerminatedOnlyWhenKilled(t *testing.T) {
 	t.Parallel()
-	p, _ := newProcPool(t, pool.Options{Workers: 1, IdleTimeout: time.Millisecond})
-	for range 10 {
-		before := p.Stats().Terminated
-		ctx, cancel := context.WithCancel(testCtx(t))
-		f, err := pool.Submit(ctx, p, procSleep, time.Hour)
-		require.NoError(t, err)
-		cancel() // most often before the worker process has started
-		_, err = f.Wait()
-		require.ErrorIs(t, err, context.Canceled)
-		require.Eventually(t, func() bool { return p.Stats().Busy == 0 }, 20*time.Second, time.Millisecond)
-		if errors.Is(err, pool.ErrTerminated) {
-			assert.Greater(t, p.Stats().Terminated, before, "ErrTerminated, but no process was killed")
-		} else {
-			assert.Equal(t, before, p.Stats().Terminated, "a process was killed, but the caller was not told")
-		}
+	cases := []struct {
+		name   string
+		grace  time.Duration
+		task   pool.Task[graceIn, int]
+		killed bool // whether ErrTerminated means a kill
+	}{
+		{"ignores its ctx", 0, graceIgnore, true},
+		{"honours its ctx", longGrace, graceReturn, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, log := newProcPool(t, pool.Options{Workers: 1, IdleTimeout: time.Millisecond,
+				Subprocess: pool.SubprocessOptions{TerminateGrace: tc.grace}})
+			terminated := 0
+			for i := range 10 {
+				before := p.Stats().Terminated
+				ctx, cancel := context.WithCancel(testCtx(t))
+				tag := fmt.Sprintf("round%d", i)
+				f, err := pool.Submit(ctx, p, tc.task, graceIn{Tag: tag})
+				require.NoError(t, err)
+				if i%2 == 1 {
+					log.waitLog(t, "grace "+tag+" started")
+				}
+				cancel()
+				_, err = f.Wait()
+				require.ErrorIs(t, err, context.Canceled)
+				require.Eventually(t, func() bool { return p.Stats().Busy == 0 }, 20*time.Second, time.Millisecond)
+				switch {
+				case errors.Is(err, pool.ErrTerminated) && tc.killed:
+					terminated++
+					assert.Equal(t, before+1, p.Stats().Terminated, "ErrTerminated, but no process was killed")
+				case errors.Is(err, pool.ErrTerminated):
+					terminated++
+					assert.Equal(t, before, p.Stats().Terminated, "the task returned within its grace, but its process was killed")
+				default:
+					require.Zero(t, i%2, "a running task's caller hears ErrTerminated")
+					assert.Equal(t, before, p.Stats().Terminated, "a process was killed, but the caller was not told")
+				}
+			}
+			t.Logf("%d of 10 callers heard ErrTerminated", terminated)
+		})
 	}
 }
 

@@ -37,7 +37,8 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 // dropped and their callers get ErrClosed, running tasks have their ctx
 // cancelled (cause ErrClosed) and their callers get ErrClosed at once. A
 // goroutine task that ignores its ctx goes on until it returns; only a
-// Subprocess worker can be killed. Close does not wait; it is idempotent
+// Subprocess worker can be killed, once its task has not returned within
+// TerminateGrace. Close does not wait; it is idempotent
 // and returns nil, unless p is nil or was not made by New.
 func (p *Pool) Close() error {
 	if err := p.usable(); err != nil {

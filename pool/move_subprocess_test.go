@@ -317,8 +317,8 @@ func TestSubprocessRecycleWithBuffers(t *testing.T) {
 // A worker that dies holding a moved Buffer leaks no descriptor, mapping
 // or arena space, whether it crashes or is terminated by a cancel (killed
 // at once without a grace; with one, the task returns on its ctx and the
-// process is retired all the same); a Buffer the parent got from it stays
-// valid until released.
+// process serves on until the pool shuts down); a Buffer the parent got
+// from it stays valid until released.
 func TestSubprocessDeadWorkerLeaksNothing(t *testing.T) {
 	// Not parallel: counts the process's descriptors and mappings.
 	for _, crash := range []bool{true, false} {

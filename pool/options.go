@@ -130,10 +130,14 @@ type Options struct {
 // zero value is valid: no grace, no recycling, no memory limit,
 // DefaultMaxPayload, a 10 s start timeout.
 type SubprocessOptions struct {
-	// TerminateGrace is how long a running task whose ctx ended gets to
-	// return, after its worker is told to cancel the task's ctx, before the
-	// worker process is killed. 0 means no grace: kill at once. The caller
-	// never waits for it: it gets ErrTerminated at once.
+	// TerminateGrace is how long a running task whose caller gave up (or
+	// whose pool closed) gets to return, once its worker process has
+	// cancelled the task's ctx, before the process is killed and replaced.
+	// A task that returns within it keeps its process, which takes the next
+	// task: with a grace, a task that honours its ctx costs no process
+	// start when its caller times out. Meanwhile the worker stays busy, as
+	// it would in process. 0 means no grace: kill at once. The caller never
+	// waits for it: it gets ErrTerminated at once.
 	TerminateGrace time.Duration
 	// MaxTasksPerWorker replaces a worker process after it has served that
 	// many tasks (a guard against leaks in task code). 0 means never.

@@ -115,8 +115,9 @@ func (p *Pool) Options() Options {
 // with ctx's error if the task was still queued (it then never runs); if it
 // was running, InProcess with ctx's error (the goroutine goes on until the
 // task returns, keeping its worker busy), Subprocess with an error matching
-// both ErrTerminated and ctx's error (the worker process is killed after
-// TerminateGrace and replaced).
+// both ErrTerminated and ctx's error (the task's ctx is cancelled in its
+// worker process, which stays busy until the task returns, and is killed
+// and replaced if that takes longer than TerminateGrace).
 func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (Out, error) {
 	c := reuseCall(ctx, p, task, in)
 	if err := p.admit(c, admitNow); err != nil {

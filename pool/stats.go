@@ -26,9 +26,12 @@ type Stats struct {
 	// whichever side noticed first), the pool closed, or QueueDelay
 	// dropped them.
 	Canceled uint64
-	// Terminated counts worker processes terminated for a running task
-	// whose caller gave up or whose pool closed; the task also counts as
-	// Canceled, and its caller's error matches ErrTerminated.
+	// Terminated counts worker processes killed for a running task whose
+	// caller gave up or whose pool closed, because the task did not return
+	// within TerminateGrace (a Remote pool's: calls cancelled on their
+	// node). The task also counts as Canceled, and its caller's error
+	// matches ErrTerminated; so does a caller's whose task returned within
+	// the grace, whose process is kept and not counted here.
 	Terminated uint64
 	// Crashed counts worker processes that died on their own: under a
 	// task (which fails with ErrWorkerCrashed) or between tasks (which

@@ -57,7 +57,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.failed = counter("offload.pool.tasks.failed", "{task}", "Tasks whose caller got their error.")
 	in.rejected = counter("offload.pool.tasks.rejected", "{task}", "Submissions refused.")
 	in.canceled = counter("offload.pool.tasks.canceled", "{task}", "Tasks whose caller got a ctx error or ErrClosed.")
-	in.terminated = counter("offload.pool.workers.terminated", "{process}", "Worker processes terminated for a task whose caller gave up.")
+	in.terminated = counter("offload.pool.workers.terminated", "{process}", "Worker processes killed for a task whose caller gave up and that did not return within TerminateGrace.")
 	in.crashed = counter("offload.pool.workers.crashed", "{process}", "Worker processes that died on their own.")
 	in.recycled = counter("offload.pool.workers.recycled", "{process}", "Worker processes replaced after MaxTasksPerWorker tasks.")
 	in.workers = gauge("offload.pool.workers", "{worker}", "Live workers, including those starting.")

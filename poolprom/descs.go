@@ -25,7 +25,7 @@ func newDescs(ns string) descs {
 		failed:         desc("failed_total", "Tasks whose caller got their error: returned, panicked, or their worker process died under them.", pool...),
 		rejected:       desc("rejected_total", "Submissions refused: queue full, pool closed, unknown task, a done ctx.", pool...),
 		canceled:       desc("canceled_total", "Tasks whose caller got a ctx error or ErrClosed instead of a result.", pool...),
-		terminated:     desc("terminated_total", "Worker processes terminated for a task whose caller gave up or whose pool closed.", pool...),
+		terminated:     desc("terminated_total", "Worker processes killed for a task whose caller gave up or whose pool closed and that did not return within TerminateGrace.", pool...),
 		crashed:        desc("crashed_total", "Worker processes that died on their own.", pool...),
 		recycled:       desc("recycled_total", "Worker processes replaced after MaxTasksPerWorker tasks.", pool...),
 		workers:        desc("workers", "Live workers, including those starting.", pool...),

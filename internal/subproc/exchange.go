@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
@@ -87,7 +86,7 @@ func (r *runner) attempt(ctx context.Context, l *child, m *transport.Call) (in a
 			return r.died(l, m, input, true)
 		case <-ctx.Done():
 			m.Handover.Quit()
-			r.terminate(ctx, l, id)
+			r.stopTask(ctx, l, m, id)
 			return nil, cancel.WithCause(transport.ErrTerminated, context.Cause(ctx)), true
 		}
 	}
@@ -138,10 +137,12 @@ func (r *runner) died(l *child, m *transport.Call, input []byte, written bool) (
 }
 
 // receive reads l's reply f to m: its moves first, then the output, then
-// l is recycled or, if it died, broke the Buffer books, or its task's
-// caller gave up first (and was told it is terminated), retired.
+// l is recycled or, if it died or broke the Buffer books, retired. A task
+// whose caller gave up first (and was told ErrTerminated) returned all
+// the same: its process serves on, and the pool drops the output, whose
+// Buffers it frees.
 func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying bool) error {
-	quit := !m.Handover.Reply()
+	m.Handover.Reply()
 	kind, body, broken, err := l.link.open(f)
 	if err != nil {
 		err = fmt.Errorf("pool: worker %d (pid %d) sent a bad reply to task %q: %w", r.id, l.pid, m.Task, err)
@@ -157,8 +158,6 @@ func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying 
 		}
 	}
 	switch {
-	case quit:
-		r.retire(l, transport.Terminated)
 	case dying:
 		r.bury(l) // it replied, then died: its end is no task's fault
 	case broken:
@@ -171,10 +170,10 @@ func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying 
 
 // await reads the reply to call id on the worker goroutine, which spares
 // the round trip the hand-off from a reader goroutine. Without a grace,
-// an ended ctx needs no reader anyway: the process is killed at once (by
-// a context.AfterFunc, as terminate would, which also closes the channel
-// so that the read ends at once). The caller has its ErrTerminated from
-// the pool already.
+// an ended ctx needs no reader anyway: the process is killed at once, as
+// stopTask's would be with a grace of 0 (by a context.AfterFunc, which
+// also closes the channel so that the read ends at once). The caller has
+// its ErrTerminated from the pool already.
 func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint64, input []byte) (in any, err error, taken bool) {
 	stop := context.AfterFunc(ctx, func() {
 		l.proc.Terminate(0, func() {
@@ -205,37 +204,6 @@ func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint
 		return r.died(l, m, input, true)
 	}
 	return nil, r.receive(l, m, f, false), true
-}
-
-// terminate stops the task with frame ID id whose caller gave up: the
-// worker is asked to cancel its ctx and killed after TerminateGrace. The
-// process is not reused, even if it returns in time; the caller does not
-// wait for the kill or the reap, which happen in the background while a
-// replacement starts.
-func (r *runner) terminate(ctx context.Context, l *child, id uint64) {
-	r.note(transport.Terminated, l)
-	r.next = transport.Terminated
-	r.cur = nil
-	grace := time.Duration(r.sp.grace)
-	stop := l.proc.Terminate(grace, func() {
-		_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
-	})
-	r.bg.Add(1)
-	go func() {
-		defer r.bg.Done()
-		if grace > 0 {
-			// The worker may finish within its grace; then it need not be
-			// killed, and closing its channel lets it exit by itself.
-			select {
-			case f := <-l.frames:
-				closeFDs(f.FDs)
-				stop()
-			case <-l.gone:
-			}
-		}
-		l.end()
-	}()
-	r.launch()
 }
 
 // closeFDs closes descriptors that came with a frame.

@@ -34,8 +34,9 @@ type runner struct {
 
 // child is one started worker process. Without a TerminateGrace the
 // worker goroutine reads the replies itself (see await); with one, a
-// reader goroutine does, so that the worker goroutine can leave a
-// terminated task's process to its grace without waiting.
+// reader goroutine does, so that the worker goroutine can wait for the
+// reply, the process's end and the caller's ctx at once, and then for a
+// cancelled task's reply within its grace (see stopTask).
 type child struct {
 	proc   *workerproc.Process
 	pid    int

@@ -19,8 +19,10 @@ const (
 	StartFailed
 	// Recycled: a process served its MaxTasksPerWorker and is replaced.
 	Recycled
-	// Terminated: a process was terminated (asked to cancel, killed after
-	// the grace) because its task's caller gave up or the pool closed.
+	// Terminated: a process was killed because its task's caller gave up
+	// or the pool closed, and the task did not return within the grace of
+	// the cancel it was sent. A process whose task returned in time goes
+	// on, and is not reported.
 	Terminated
 	// Crashed: a process died on its own, under a task or between tasks
 	// (Exit says how).

@@ -4,9 +4,10 @@ import "sync/atomic"
 
 // Handover tracks a call on its way to a worker process (or node), so that
 // the caller and the runner agree on one story when the caller gives up
-// while the task runs: if the call was sent, its process is terminated and
-// the caller gets ErrTerminated; if it was not, it never will be, and the
-// caller gets the plain ctx error. InProcess calls stay not sent. The zero
+// while the task runs: if the call was sent, the task is told to stop (its
+// process killed if it does not in time) and the caller gets
+// ErrTerminated; if it was not, it never will be, and the caller gets the
+// plain ctx error. InProcess calls stay not sent. The zero
 // value is ready; safe for concurrent use.
 type Handover struct{ state atomic.Uint32 }
 
@@ -14,7 +15,7 @@ const (
 	notSent  uint32 = iota // not handed to a worker process
 	sent                   // written to a process, which may be running it
 	withheld               // the caller gave up before it was sent: it never will be
-	quitting               // sent, then the caller gave up: the process is terminated
+	quitting               // sent, then the caller gave up: the task is told to stop
 	replied                // the process replied before the caller gave up
 )
 
@@ -27,8 +28,8 @@ func (h *Handover) Send() bool { return h.state.CompareAndSwap(notSent, sent) }
 func (h *Handover) Unsend() bool { return h.state.CompareAndSwap(sent, notSent) }
 
 // Reply records that the process answered; false means the caller gave
-// up first and was told the process is terminated: the runner must
-// terminate it.
+// up first and was told ErrTerminated: the reply goes to nobody, but the
+// task did return, and its process may serve on.
 func (h *Handover) Reply() bool { return h.state.CompareAndSwap(sent, replied) }
 
 // Quit records that the caller gave up (or the pool closed under the
@@ -39,7 +40,8 @@ func (h *Handover) Quit() {
 	}
 }
 
-// Terminates reports whether the task's process is terminated for it.
+// Terminates reports whether the task was sent and is told to stop: its
+// caller's error is ErrTerminated.
 func (h *Handover) Terminates() bool {
 	s := h.state.Load()
 	return s == sent || s == quitting

@@ -44,7 +44,9 @@ type Runner interface {
 	// Exchange runs c's task and decodes its output into c.Out. When ctx
 	// ends before the call is sent it returns ctx's cause and sends
 	// nothing; after, it stops the task where it runs (see Handover) and
-	// returns an error matching ErrTerminated. A failure of the worker
+	// returns an error matching ErrTerminated, possibly only once the task
+	// has returned or been killed: the worker goroutine stays busy until
+	// then (the caller has its answer from the pool already). A failure of the worker
 	// under the call is ErrWorkerCrashed; one before the worker took the
 	// call costs the call nothing and is retried elsewhere.
 	Exchange(ctx context.Context, c *Call) error
