@@ -21,13 +21,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testHeartbeat is the tests' heartbeat: short, so that losses show fast,
-// yet long enough that a busy machine under -race keeps live nodes live. A
-// node is lost after 3 silent heartbeats; at 100 ms, a loaded 2-core
-// machine (load 6: several -race test runs beside each other) stalled a
-// live node's pongs past 300 ms and failed TestRogueNodeCredentialsForgeNothing
-// 6 runs in 20, the same before and after this session's changes.
-const testHeartbeat = 300 * time.Millisecond
+// testHeartbeat is the tests' heartbeat (see natsremote.TestHeartbeat).
+const testHeartbeat = natsremote.TestHeartbeat
 
 // quiet is a logger for what the tests don't look at.
 var quiet = slog.New(slog.DiscardHandler)

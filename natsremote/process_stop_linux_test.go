@@ -43,7 +43,9 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 	p := remotePool(t, connect(t, s), "stopped", pool.Options{Workers: 1})
 	waitNodes(t, p, 1)
 
-	f, err := pool.Submit(testCtx(t), p, sleep, 500*time.Millisecond)
+	// The task outlasts a heartbeat or two, so that a pong says it runs.
+	run := 3 * testHeartbeat
+	f, err := pool.Submit(testCtx(t), p, sleep, run)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return p.Nodes()[0].Busy == 1 }, 10*time.Second, time.Millisecond,
 		"the task runs on the node")
@@ -52,7 +54,7 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 	_, err = f.Wait()
 	require.ErrorIs(t, err, pool.ErrNodeLost)
 	t.Logf("the stopped node's task failed %v after SIGSTOP (heartbeat %v)", time.Since(stopped), testHeartbeat)
-	time.Sleep(500 * time.Millisecond) // the task's time is up while the node sleeps
+	time.Sleep(run) // the task's time is up while the node sleeps
 
 	resumed := len(w.kinds(0, -1, ""))
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))

@@ -139,7 +139,7 @@ func (e *events) Event(ev transport.Event) {
 // bind binds a submitter for pool name on nc, without a pool around it.
 func bind(t *testing.T, nc *nats.Conn, name string) (*submitter, *events) {
 	t.Helper()
-	tr, err := New(nc, Options{Pool: name, Heartbeat: 50 * time.Millisecond})
+	tr, err := New(nc, Options{Pool: name, Heartbeat: TestHeartbeat})
 	require.NoError(t, err)
 	stop, cancel := context.WithCancel(context.Background())
 	ev := &events{}
