@@ -15,7 +15,7 @@ import (
 // most four times a threshold; a report is that much late at worst.
 
 // watchSlow starts the slow-task watcher if the pool wants one and it is
-// not running. p.mu is held; called as a task starts.
+// not running. p.mu is held; assign calls it as a task starts.
 func (p *Pool) watchSlow() {
 	if p.opts.SlowTaskAfter <= 0 || p.watchingSlow || p.state == closed {
 		return

@@ -279,7 +279,9 @@ func (w *worker) letGoShed() {
 func (p *Pool) assign(w *worker, j job) {
 	inc(&p.stats.busy, 1)
 	w.current = j
-	p.watchSlow()
+	if p.opts.SlowTaskAfter > 0 && !p.watchingSlow { // inline: a task's path pays one test
+		p.watchSlow()
+	}
 }
 
 // retire removes w from the pool as it exits. p.mu is held.
