@@ -165,8 +165,10 @@ func Submit[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In
 
 // SubmitBlocking is Submit for batch producers: instead of failing with
 // ErrQueueFull it blocks until the pool has room or ctx ends (returning
-// ctx's error). Blocked callers get room in the order they arrived. It
-// still fails at once with ErrClosed after Shutdown or Close.
+// ctx's error). Blocked callers get room in the order they arrived, as
+// tasks end, as SetWorkers raises the capacity, or as a Remote pool's
+// nodes come to offer more slots. It still fails at once with ErrClosed
+// after Shutdown or Close.
 func SubmitBlocking[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (*Future[Out], error) {
 	c := newCall(ctx, task, in)
 	if err := p.admit(c, admitWait|admitWatch); err != nil {
