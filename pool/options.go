@@ -104,7 +104,10 @@ type Options struct {
 	// Stats.Slow. The report comes between SlowTaskAfter and 1.25 times
 	// it after the start. It is how a task that ignores its ctx, which
 	// holds its worker until it returns, shows before the pool runs out
-	// of workers. 0 (the default) reports nothing; negative is invalid.
+	// of workers. The time counts as Stats.OldestRunning does: with a
+	// first task's worker process starting, or a Remote task's wait for
+	// a node's free slot. One goroutine watches, only while tasks run.
+	// 0 (the default) reports nothing; negative is invalid.
 	SlowTaskAfter time.Duration
 
 	// Subprocess configures the worker processes of an Isolation
