@@ -31,7 +31,11 @@
 // Workers); with no live node they are 0 and
 // a call fails at once with an error matching ErrQueueFull (so Shed and
 // WriteError answer 503) — except in the pool's first heartbeat, while it
-// discovers its nodes, when a call waits up to a heartbeat for one.
+// discovers its nodes, when a call waits up to a heartbeat for one. When
+// nodes join (or are heard from again) and offer more slots, the callers
+// blocked in pool.SubmitBlocking get the new room at once, without waiting
+// for a call to end. Stats.MaxWorkers is Load.MaxWorkers, and
+// Options.SlowTaskAfter's events name the node a slow task runs on.
 //
 // A worker goroutine that takes a task sends it to a node with a free
 // slot: the better of two random live nodes by their free slots less the

@@ -121,7 +121,9 @@ func TestNodeRefusesAndEnds(t *testing.T) {
 }
 
 // events counts what a transport reports.
-type events struct{ joined, lost, left, terminated atomic.Int32 }
+type events struct{ joined, lost, left, terminated, moreSlots atomic.Int32 }
+
+func (e *events) MoreSlots() { e.moreSlots.Add(1) }
 
 func (e *events) Event(ev transport.Event) {
 	switch ev.Kind {
@@ -367,4 +369,19 @@ func TestEndedAnswerMeansTerminated(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	m.Handover.Quit() // the caller's ctx ends now
 	assert.True(t, m.Handover.Terminates(), "the caller is told the task was terminated")
+}
+
+// The pool hears when its nodes come to offer more slots (a node joined),
+// so that callers blocked for room get it without waiting for a freed
+// slot; it hears nothing when they offer fewer.
+func TestMoreSlotsReachThePool(t *testing.T) {
+	t.Parallel()
+	nc := conn(t)
+	s, ev := bind(t, nc, "more-slots")
+	fakeNode(t, nc, "more-slots", "a", 2, func(*nats.Msg, header) {})
+	require.Eventually(t, func() bool { return s.Slots() == 2 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return ev.moreSlots.Load() == 1 }, 10*time.Second, time.Millisecond)
+	fakeNode(t, nc, "more-slots", "b", 3, func(*nats.Msg, header) {})
+	require.Eventually(t, func() bool { return s.Slots() == 5 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return ev.moreSlots.Load() == 2 }, 10*time.Second, time.Millisecond)
 }

@@ -27,6 +27,7 @@ func TestSetWorkersCapsCallsInFlight(t *testing.T) {
 	require.NoError(t, p.SetWorkers(6))
 	l := p.Load()
 	assert.Equal(t, 4, l.MaxWorkers, "capped by the node's 4 slots")
+	assert.Equal(t, 4, p.Stats().MaxWorkers, "as Load says")
 	assert.Equal(t, 6, l.Capacity, "4 workers + MaxQueue 2")
 
 	submit := func(name string) *pool.Future[string] {
@@ -43,6 +44,7 @@ func TestSetWorkersCapsCallsInFlight(t *testing.T) {
 	require.NoError(t, p.SetWorkers(2))
 	l = p.Load()
 	assert.Equal(t, 2, l.MaxWorkers)
+	assert.Equal(t, 2, p.Stats().MaxWorkers)
 	assert.Equal(t, 4, l.Capacity, "2 workers + MaxQueue 2")
 	_, err := pool.Submit(ctx, p, hold, k("refused"))
 	require.ErrorIs(t, err, pool.ErrQueueFull, "4 in flight, capacity 4")

@@ -196,7 +196,8 @@ func (s *submitter) wake() {
 
 // countSlots brings Slots up to date: the slots of the usable nodes;
 // -1 while none is and the pool is new (its nodes may not have answered
-// yet). s.mu is held.
+// yet). When they grew, the pool hears of it, for the callers waiting
+// for room: no freed slot would tell it. s.mu is held.
 func (s *submitter) countSlots(now time.Time) {
 	slots := 0
 	for _, n := range s.nodes {
@@ -207,5 +208,7 @@ func (s *submitter) countSlots(now time.Time) {
 	if slots == 0 && !s.settled {
 		slots = -1
 	}
-	s.slots.Store(int64(slots))
+	if old := s.slots.Swap(int64(slots)); int64(slots) > max(old, 0) {
+		s.post(s.env.Events.MoreSlots)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
@@ -18,10 +19,23 @@ type runner struct {
 	s  *submitter
 	id int
 	p  pending // reused for each call, under a new ID and token each time
+	// at is the node the call was last sent to, while Exchange runs; nil
+	// before it is sent. Where reads it from the pool's goroutines.
+	at atomic.Pointer[knownNode]
 }
 
 func (r *runner) Warm()  {}
 func (r *runner) Close() {}
+
+// Where says which node runs the call now ("" before it is sent): a
+// knownNode's id never changes, so it is read without the submitter's
+// lock.
+func (r *runner) Where() (pid int, node string) {
+	if n := r.at.Load(); n != nil {
+		return 0, n.id
+	}
+	return 0, ""
+}
 
 // Exchange sends m to a node with room, waiting for one if none has any
 // (that wait counts as the task's queue wait: see m.Start), and returns
@@ -35,6 +49,7 @@ func (r *runner) Close() {}
 // an error matching ErrQueueFull.
 func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 	defer r.s.bodies.Recycle(m.Payload)
+	defer r.at.Store(nil)
 	p := &r.p
 	clear(p.fullAt)
 	released := false
@@ -55,6 +70,7 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 		if m.Start != nil {
 			m.Start.Started()
 		}
+		r.at.Store(p.node)
 		stamp(m.Payload, header{kind: kindCall, id: p.id, arg: deadline(m.Deadline), token: p.token}, p.startBy)
 		if err := r.s.nc.PublishRequest(p.node.subject, r.s.replyToCall(p.id), m.Payload); err != nil {
 			r.s.forget(p)

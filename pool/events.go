@@ -12,12 +12,13 @@ import (
 
 // WorkerEvent is something that happened to one of a pool's worker
 // processes (Subprocess, or a Remote pool's workers): it started, did not,
-// was recycled, terminated, crashed or retired. A pool logs each one to
-// Options.Logger and hands it to Options.OnWorkerEvent.
+// was recycled, terminated, crashed or retired; or, in a pool of any
+// Isolation, a worker's task ran past Options.SlowTaskAfter. A pool logs
+// each one to Options.Logger and hands it to Options.OnWorkerEvent.
 type WorkerEvent struct {
 	Kind   WorkerEventKind
 	Worker int // the pool's number for the worker, as in the logs ("worker=3")
-	PID    int // the process's id; 0 for a start that failed
+	PID    int // the process's id; 0 for a start that failed, or a task in process or on a node
 	// Took is how long the start took, to the worker's hello
 	// (WorkerStarted).
 	Took time.Duration
@@ -33,8 +34,14 @@ type WorkerEvent struct {
 	// Node is the worker node's ID, for a Remote pool's events, which are
 	// about nodes: WorkerStarted is a node that joined, WorkerCrashed one
 	// lost, WorkerRetired one that left, WorkerTerminated a task cancelled
-	// on its node. "" for a worker process.
+	// on its node, WorkerSlowTask a slow task that runs there (or "" if
+	// it still waits for a node's free slot). "" for a worker process.
 	Node string
+	// Task is the slow task's name, and Running how long it had run when
+	// reported: since its worker picked it up, as Stats.OldestRunning
+	// counts (WorkerSlowTask).
+	Task    string
+	Running time.Duration
 }
 
 // WorkerEventKind says what a WorkerEvent reports.
@@ -62,6 +69,10 @@ const (
 	// WorkerRetired: a process broke its channel's books (a reply it could
 	// not send, a call it could not read) and is replaced (Warn).
 	WorkerRetired
+	// WorkerSlowTask: a task has run past Options.SlowTaskAfter and still
+	// runs; it is reported once, and nothing is done to it (Warn). It is
+	// the pool's own kind, in any Isolation, not the seam's.
+	WorkerSlowTask
 )
 
 func (k WorkerEventKind) String() string {
@@ -78,6 +89,8 @@ func (k WorkerEventKind) String() string {
 		return "crashed"
 	case WorkerRetired:
 		return "retired"
+	case WorkerSlowTask:
+		return "slow task"
 	case 0:
 		return "none"
 	}
@@ -85,12 +98,18 @@ func (k WorkerEventKind) String() string {
 }
 
 // poolEvents is how a pool's transport reports to it: it counts, logs
-// and calls the pool's hook.
+// and calls the pool's hook. The pool reports its slow tasks through it
+// too (see slowtask.go).
 type poolEvents struct {
+	pool   *Pool
 	stats  *recorder
 	logger *slog.Logger
 	hook   func(WorkerEvent)
 }
+
+// MoreSlots hands the room that the transport's workers now offer to the
+// pool's SubmitBlocking callers (see grantRoom).
+func (e poolEvents) MoreSlots() { e.pool.grantRoom() }
 
 func (e poolEvents) Event(ev transport.Event) {
 	switch ev.Kind {
@@ -101,16 +120,25 @@ func (e poolEvents) Event(ev transport.Event) {
 	case transport.Recycled:
 		e.stats.recycled.Add(1)
 	}
-	we := WorkerEvent{Kind: WorkerEventKind(ev.Kind), Worker: ev.Worker, PID: ev.PID, Took: ev.Took,
-		Replacing: WorkerEventKind(ev.Replacing), Exit: ev.Exit, Err: ev.Err, Node: ev.Node}
-	e.log(we)
+	e.emit(WorkerEvent{Kind: WorkerEventKind(ev.Kind), Worker: ev.Worker, PID: ev.PID, Took: ev.Took,
+		Replacing: WorkerEventKind(ev.Replacing), Exit: ev.Exit, Err: ev.Err, Node: ev.Node})
+}
+
+// emit logs ev and hands it to the pool's hook. Never under the pool's
+// lock: the logger and the hook are the user's code.
+func (e poolEvents) emit(ev WorkerEvent) {
+	e.log(ev)
 	if e.hook != nil {
-		e.hook(we)
+		e.hook(ev)
 	}
 }
 
 // log writes ev as one structured record.
 func (e poolEvents) log(ev WorkerEvent) {
+	if ev.Kind == WorkerSlowTask {
+		e.logSlow(ev)
+		return
+	}
 	if ev.Node != "" {
 		e.logNode(ev)
 		return
@@ -168,4 +196,17 @@ func (e poolEvents) logNode(ev WorkerEvent) {
 		attrs = append(attrs, slog.String("why", ev.Err.Error()))
 	}
 	e.logger.LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+// logSlow writes a slow task's event as one record, at Warn.
+func (e poolEvents) logSlow(ev WorkerEvent) {
+	attrs := []slog.Attr{slog.String("task", ev.Task), slog.Duration("running", ev.Running),
+		slog.Int("worker", ev.Worker), slog.String("event", ev.Kind.String())}
+	if ev.PID != 0 {
+		attrs = append(attrs, slog.Int("pid", ev.PID))
+	}
+	if ev.Node != "" {
+		attrs = append(attrs, slog.String("node", ev.Node))
+	}
+	e.logger.LogAttrs(context.Background(), slog.LevelWarn, "pool: task "+ev.Task+" still running after "+ev.Running.Round(time.Millisecond).String(), attrs...)
 }

@@ -16,3 +16,10 @@ func WaitersForTest(p *Pool) int {
 // SubprocessSupportedForTest is New's platform check for Isolation
 // Subprocess on the running platform: nil where worker processes run.
 func SubprocessSupportedForTest() error { return subproc.PlatformSupport(runtime.GOOS) }
+
+// WatchingSlowForTest reports whether p's slow-task watcher runs.
+func WatchingSlowForTest(p *Pool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.watchingSlow
+}

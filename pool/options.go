@@ -97,6 +97,18 @@ type Options struct {
 	// bounds a task's wait for a node's free slot. The zero value
 	// disables it: every accepted task runs.
 	QueueDelay QueueDelay
+	// SlowTaskAfter, when positive, reports a task still running that
+	// long after its worker picked it up, once per task: as a
+	// WorkerSlowTask event (logged at Warn and handed to OnWorkerEvent,
+	// with the task's name, how long it has run and where) and in
+	// Stats.Slow. The report comes between SlowTaskAfter and 1.25 times
+	// it after the start. It is how a task that ignores its ctx, which
+	// holds its worker until it returns, shows before the pool runs out
+	// of workers. The time counts as Stats.OldestRunning does: with a
+	// first task's worker process starting, or a Remote task's wait for
+	// a node's free slot. One goroutine watches, only while tasks run.
+	// 0 (the default) reports nothing; negative is invalid.
+	SlowTaskAfter time.Duration
 
 	// Subprocess configures the worker processes of an Isolation
 	// Subprocess pool. It must be left zero for any other Isolation: New
@@ -242,6 +254,9 @@ func (o Options) settle() (settings, error) {
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.SlowTaskAfter < 0 {
+		return settings{}, fmt.Errorf("pool: SlowTaskAfter is %v, want >= 0 (0 reports no task)", o.SlowTaskAfter)
 	}
 	if err := o.QueueDelay.check(); err != nil {
 		return settings{}, err

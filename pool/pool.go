@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,11 @@ type Pool struct {
 	// lastEmpty is when a worker last found the queue empty or emptied it
 	// (monotonic ns), for QueueDelay.
 	lastEmpty int64
+	// watchingSlow says the slow-task watcher runs (see slowtask.go).
+	watchingSlow bool
+
+	// events logs and hooks what happens to the workers (see events.go).
+	events poolEvents
 
 	// transport carries tasks to worker processes; nil for InProcess.
 	transport transport.Transport
@@ -83,13 +89,19 @@ func New(opts Options) (*Pool, error) {
 		calls:     make([]sync.Pool, registry.Len()),
 	}
 	p.setLimits()
+	p.events = poolEvents{pool: p, stats: &p.stats, logger: s.Logger, hook: s.OnWorkerEvent}
+	if p.events.logger == nil {
+		p.events.logger = slog.Default()
+	}
 	p.stop, p.cancelStop = context.WithCancelCause(context.Background())
 	if p.transport, err = p.bindTransport(); err != nil {
 		p.cancelStop(nil)
 		return nil, err
 	}
-	p.slots, _ = p.transport.(transport.SlotCounter)
 	p.mu.Lock()
+	// Under the lock: the transport may already tell of more slots
+	// (grantRoom), which reads p.slots under it.
+	p.slots, _ = p.transport.(transport.SlotCounter)
 	for range s.MinWorkers {
 		p.spawn()
 	}
@@ -154,8 +166,10 @@ func Submit[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In
 
 // SubmitBlocking is Submit for batch producers: instead of failing with
 // ErrQueueFull it blocks until the pool has room or ctx ends (returning
-// ctx's error). Blocked callers get room in the order they arrived. It
-// still fails at once with ErrClosed after Shutdown or Close.
+// ctx's error). Blocked callers get room in the order they arrived, as
+// tasks end, as SetWorkers raises the capacity, or as a Remote pool's
+// nodes come to offer more slots. It still fails at once with ErrClosed
+// after Shutdown or Close.
 func SubmitBlocking[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (*Future[Out], error) {
 	c := newCall(ctx, task, in)
 	if err := p.admit(c, admitWait|admitWatch); err != nil {

@@ -53,9 +53,7 @@ func (p *Pool) SetWorkers(n int) error {
 	for range min(p.queue.n, n-p.staying()) {
 		p.spawn() // for the queued tasks; more start on demand
 	}
-	for !p.full() && p.waiters.grant() {
-		p.setInflight(p.inflight + 1) // a new slot, now the waiter's
-	}
+	p.grantRoomLocked()
 	p.startReaper() // MinWorkers may have fallen below the workers kept
 	p.mu.Unlock()
 	if r, ok := p.transport.(transport.Resizer); ok {

@@ -64,6 +64,16 @@ type Stats struct {
 	// (0 when none runs): a task that ignores its ctx holds its worker
 	// until it returns, and this is where it shows.
 	OldestRunning time.Duration
+	// Slow counts the tasks that ran past Options.SlowTaskAfter, as each
+	// passed it (each is also a WorkerSlowTask event); 0 with no
+	// SlowTaskAfter.
+	Slow uint64
+
+	// MaxWorkers is the most tasks that may run at once now, as
+	// Load.MaxWorkers: Options.Workers as SetWorkers last set it; for a
+	// Remote pool, capped by the live nodes' slots (0 while no node is
+	// live), whereas Workers counts the live ones.
+	MaxWorkers int
 }
 
 // ShedStats counts the requests Shed turned away, by ShedReason.
@@ -134,8 +144,8 @@ type recorder struct {
 
 	submitted uint64 // guarded by the pool's lock, which admission holds anyway
 
-	rejected, canceled, terminated, crashed, recycled atomic.Uint64
-	shed                                              [ShedDeadline + 1]atomic.Uint64 // by ShedReason; [0] unused
+	rejected, canceled, terminated, crashed, recycled, slow atomic.Uint64
+	shed                                                    [ShedDeadline + 1]atomic.Uint64 // by ShedReason; [0] unused
 
 	retired      tally // of workers that have exited; guarded by the pool's lock
 	retiredNanos int64 // their summed lifetime; guarded by the pool's lock
@@ -182,8 +192,8 @@ func (p *Pool) Stats() Stats {
 		sum.merge(&w.tally)
 		w.tally.addTasksTo(tasks)
 		lived += t - w.born
-		if w.current != nil {
-			ran := t - w.startedAt.Load()
+		if start := w.startedAt.Load(); w.current != nil && start != 0 { // 0: handed over, not started yet
+			ran := t - start
 			running += ran
 			oldest = max(oldest, ran)
 		}
@@ -192,7 +202,8 @@ func (p *Pool) Stats() Stats {
 	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()+sum.canceled
 	s.Terminated, s.Crashed, s.Recycled = r.terminated.Load(), r.crashed.Load(), r.recycled.Load()
 	s.Completed, s.Failed = sum.completed, sum.failed
-	s.OldestRunning = time.Duration(oldest)
+	s.OldestRunning, s.Slow = time.Duration(oldest), r.slow.Load()
+	s.MaxWorkers = p.workerLimit()
 	s.Shed = ShedStats{Closed: r.shed[ShedClosed].Load(), QueueFull: r.shed[ShedQueueFull].Load(),
 		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load()}
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()

@@ -1,8 +1,6 @@
 package pool
 
 import (
-	"log/slog"
-
 	"github.com/offloadgo/offload/internal/subproc"
 	"github.com/offloadgo/offload/internal/transport"
 )
@@ -11,11 +9,7 @@ import (
 // its settled options; nil for InProcess.
 func (p *Pool) bindTransport() (transport.Transport, error) {
 	s := p.opts
-	logger := s.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	ev := poolEvents{stats: &p.stats, logger: logger, hook: s.OnWorkerEvent}
+	ev, logger := p.events, p.events.logger
 	switch s.Isolation {
 	case Remote:
 		return s.Transport.Bind(transport.Env{Workers: s.Workers, Stop: p.stop, Events: ev, Logger: logger})

@@ -76,3 +76,21 @@ func (p *Pool) waitForRoom(ctx context.Context) error {
 	p.mu.Unlock()
 	return err
 }
+
+// grantRoom hands the room the pool has now to its SubmitBlocking
+// callers, the longest-waiting first, one new slot each, until it is full
+// again: after SetWorkers raised its capacity, or as a Remote pool's nodes
+// offer more slots (a node joined). Freed slots go to waiters through
+// release; this is for room that no release announces.
+func (p *Pool) grantRoom() {
+	p.mu.Lock()
+	p.grantRoomLocked()
+	p.mu.Unlock()
+}
+
+// grantRoomLocked is grantRoom with p.mu held.
+func (p *Pool) grantRoomLocked() {
+	for p.state == open && !p.full() && p.waiters.grant() {
+		p.setInflight(p.inflight + 1) // a new slot, now the waiter's
+	}
+}

@@ -17,12 +17,16 @@ type worker struct {
 	idleTick uint64        // the reaper's tick when it last parked
 	born     int64
 	// startedAt is when current started; the worker sets it after a
-	// handoff without the lock, Stats reads it under the lock.
+	// handoff without the lock, Stats reads it under the lock. It is 0
+	// while the worker is parked, and so from a handoff until then.
 	startedAt atomic.Int64
-	tally     tally            // written by the worker alone
-	id        int              // for logs: the pool's count of workers started
-	runner    transport.Runner // a Subprocess worker's process; nil in process
-	call      transport.Call   // the runner's calls, reused: one allocation less per call
+	// slowAt is the startedAt of the task last reported slow, so that a
+	// task is reported once (see slowtask.go).
+	slowAt int64
+	tally  tally            // written by the worker alone
+	id     int              // for logs: the pool's count of workers started
+	runner transport.Runner // a Subprocess worker's process; nil in process
+	call   transport.Call   // the runner's calls, reused: one allocation less per call
 	// sentAt is when the runner last said the running task started where
 	// it runs (see transport.Call.Start), or 0. The worker alone uses it.
 	sentAt int64
@@ -117,6 +121,7 @@ func (p *Pool) work(w *worker) {
 				return
 			}
 			w.idleTick = p.tick
+			w.startedAt.Store(0) // no task: see startedAt
 			p.idle = append(p.idle, w)
 			p.mu.Unlock()
 			w.letGoShed()
@@ -274,6 +279,9 @@ func (w *worker) letGoShed() {
 func (p *Pool) assign(w *worker, j job) {
 	inc(&p.stats.busy, 1)
 	w.current = j
+	if p.opts.SlowTaskAfter > 0 && !p.watchingSlow { // inline: a task's path pays one test
+		p.watchSlow()
+	}
 }
 
 // retire removes w from the pool as it exits. p.mu is held.

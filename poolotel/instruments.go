@@ -22,6 +22,8 @@ type instruments struct {
 	nodeAge                                          metric.Float64ObservableGauge
 	shed                                             metric.Int64ObservableCounter
 	oldestRunning                                    metric.Float64ObservableGauge
+	slow                                             metric.Int64ObservableCounter
+	workersMax                                       metric.Int64ObservableGauge
 	all                                              []metric.Observable
 }
 
@@ -76,6 +78,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.nodeAge = fgauge("offload.pool.node.advert.age", "s", "A Remote pool's worker node: time since its last capacity advert.")
 	in.shed = counter("offload.pool.shed", "{request}", "Requests the pool's Shed middleware answered 503 before their handler ran, by reason.")
 	in.oldestRunning = fgauge("offload.pool.running.oldest", "s", "How long the longest-running task has been running (0 when none runs).")
+	in.slow = counter("offload.pool.tasks.slow", "{task}", "Tasks that ran past the pool's SlowTaskAfter, counted as they passed it.")
+	in.workersMax = gauge("offload.pool.workers.max", "{worker}", "The most tasks that may run at once now: Workers as SetWorkers last set it, capped by a Remote pool's live slots.")
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -95,7 +99,9 @@ func (in *instruments) observe(o metric.Observer, poolAttr attribute.KeyValue, s
 	o.ObserveInt64(in.terminated, int64(st.Terminated), attrs)
 	o.ObserveInt64(in.crashed, int64(st.Crashed), attrs)
 	o.ObserveInt64(in.recycled, int64(st.Recycled), attrs)
+	o.ObserveInt64(in.slow, int64(st.Slow), attrs)
 	o.ObserveInt64(in.workers, int64(st.Workers), attrs)
+	o.ObserveInt64(in.workersMax, int64(st.MaxWorkers), attrs)
 	o.ObserveInt64(in.busy, int64(st.Busy), attrs)
 	o.ObserveInt64(in.queued, int64(st.Queued), attrs)
 	o.ObserveFloat64(in.utilization, st.Utilization, attrs)

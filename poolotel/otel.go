@@ -9,9 +9,12 @@
 // it adds nothing to a task's path. Every instrument is observable and
 // carries the attribute pool=NAME:
 //
-//   - counters offload.pool.tasks.{submitted,completed,failed,rejected,canceled}
-//     and offload.pool.workers.{terminated,crashed,recycled};
-//   - gauges offload.pool.workers, offload.pool.workers.busy,
+//   - counters offload.pool.tasks.{submitted,completed,failed,rejected,canceled,slow}
+//     (slow: tasks that ran past pool.Options.SlowTaskAfter) and
+//     offload.pool.workers.{terminated,crashed,recycled};
+//   - gauges offload.pool.workers, offload.pool.workers.max (the most
+//     tasks that may run at once now: Workers as SetWorkers last set it,
+//     or a Remote pool's live slots if fewer), offload.pool.workers.busy,
 //     offload.pool.queue.length, offload.pool.utilization and
 //     offload.pool.running.oldest (seconds the longest-running task has
 //     run: a task stuck on a ctx it ignores shows here);

@@ -124,6 +124,8 @@ func TestRegister(t *testing.T) {
 	assert.Equal(t, 4.0, point(t, m["offload.pool.tasks.completed"], poolAttr))
 	assert.Equal(t, 1.0, point(t, m["offload.pool.tasks.failed"], poolAttr))
 	assert.Equal(t, 1.0, point(t, m["offload.pool.workers"], poolAttr))
+	assert.Equal(t, 1.0, point(t, m["offload.pool.workers.max"], poolAttr))
+	assert.Zero(t, point(t, m["offload.pool.tasks.slow"], poolAttr), "no SlowTaskAfter")
 	assert.Equal(t, 0.0, point(t, m["offload.pool.workers.busy"], poolAttr))
 	assert.Greater(t, point(t, m["offload.pool.run.duration"], poolAttr, attribute.Float64("quantile", 1)), 0.0)
 	assert.Greater(t, point(t, m["offload.pool.run.time.total"], poolAttr), 0.0)
@@ -153,11 +155,35 @@ func TestRegister(t *testing.T) {
 
 	_, err = pool.Run(ctx, p, echo, 9)
 	require.NoError(t, err)
+	require.NoError(t, p.SetWorkers(3))
 	m = collect(t, reader)
 	assert.Equal(t, 7.0, point(t, m["offload.pool.tasks.submitted"], poolAttr), "counters move")
+	assert.Equal(t, 3.0, point(t, m["offload.pool.workers.max"], poolAttr), "as SetWorkers set it")
 
 	require.NoError(t, reg.Unregister())
 	m = collect(t, reader)
 	_, reported := m["offload.pool.tasks.submitted"]
 	assert.False(t, reported, "nothing is observed after Unregister")
+}
+
+// A task past SlowTaskAfter counts in offload.pool.tasks.slow.
+func TestRegisterSlowTasks(t *testing.T) {
+	p, err := pool.New(pool.Options{Workers: 1, SlowTaskAfter: time.Millisecond})
+	require.NoError(t, err)
+	defer p.Close()
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer provider.Shutdown(context.Background())
+	reg, err := poolotel.Register(provider.Meter("test"), "slow", p)
+	require.NoError(t, err)
+	defer reg.Unregister()
+
+	release := make(chan struct{})
+	held, err := pool.Submit(context.Background(), p, block, release)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return p.Stats().Slow == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 1.0, point(t, collect(t, reader)["offload.pool.tasks.slow"], attribute.String("pool", "slow")))
+	close(release)
+	_, err = held.Wait()
+	require.NoError(t, err)
 }

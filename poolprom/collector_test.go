@@ -271,3 +271,34 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 	require.Eventually(t, func() bool { return value(t, scrape(t, srv), "offload_oldest_running_seconds", "shed") == 0 },
 		5*time.Second, time.Millisecond, "nothing runs")
 }
+
+// A task past SlowTaskAfter and the pool's current limit reach the
+// scrape: offload_slow_tasks_total, and offload_workers_max as SetWorkers
+// sets it.
+func TestCollectorSlowTasksAndWorkersMax(t *testing.T) {
+	p, err := pool.New(pool.Options{Workers: 2, SlowTaskAfter: time.Millisecond})
+	require.NoError(t, err)
+	defer p.Close()
+	c := poolprom.New(poolprom.Options{})
+	require.NoError(t, c.Add("slow", p))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	m := scrape(t, srv)
+	assert.Zero(t, value(t, m, "offload_slow_tasks_total", "slow"))
+	assert.Equal(t, 2.0, value(t, m, "offload_workers_max", "slow"))
+
+	holdCtx, release := context.WithCancel(context.Background())
+	held, err := pool.Submit(holdCtx, p, hold, 0)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return p.Stats().Slow == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, p.SetWorkers(5))
+	m = scrape(t, srv)
+	assert.Equal(t, 1.0, value(t, m, "offload_slow_tasks_total", "slow"))
+	assert.Equal(t, 5.0, value(t, m, "offload_workers_max", "slow"))
+	release()
+	_, err = held.Wait()
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -11,6 +11,7 @@ type descs struct {
 	taskRuns, taskRunSeconds                         *prometheus.Desc
 	nodeWorkers, nodeBusy, nodeInFlight, nodeAge     *prometheus.Desc
 	shed, oldestRunning                              *prometheus.Desc
+	slow, workersMax                                 *prometheus.Desc
 }
 
 func newDescs(ns string) descs {
@@ -42,6 +43,8 @@ func newDescs(ns string) descs {
 		nodeAge:        desc("node_advert_age_seconds", "A Remote pool's worker node: time since its last capacity advert.", node...),
 		shed:           desc("shed_total", "Requests the pool's Shed middleware answered 503 before their handler ran, by reason.", "pool", "reason"),
 		oldestRunning:  desc("oldest_running_seconds", "How long the longest-running task has been running (0 when none runs).", pool...),
+		slow:           desc("slow_tasks_total", "Tasks that ran past the pool's SlowTaskAfter, counted as they passed it.", pool...),
+		workersMax:     desc("workers_max", "The most tasks that may run at once now: Workers as SetWorkers last set it, capped by a Remote pool's live slots.", pool...),
 	}
 }
 
@@ -53,7 +56,7 @@ func (d *descs) each(f func(*prometheus.Desc)) {
 		d.workers, d.busy, d.queued, d.utilization,
 		d.queueWait, d.runTime, d.taskRuns, d.taskRunSeconds,
 		d.nodeWorkers, d.nodeBusy, d.nodeInFlight, d.nodeAge,
-		d.shed, d.oldestRunning,
+		d.shed, d.oldestRunning, d.slow, d.workersMax,
 	} {
 		f(desc)
 	}

@@ -15,11 +15,14 @@
 //
 //   - counters: submitted, completed, failed, rejected, canceled (tasks);
 //     terminated, crashed, recycled (worker processes) — each
-//     NAMESPACE_<what>_total{pool};
+//     NAMESPACE_<what>_total{pool} — and NAMESPACE_slow_tasks_total{pool}
+//     (tasks that ran past pool.Options.SlowTaskAfter);
 //   - NAMESPACE_shed_total{pool,reason}: requests the pool's Shed
 //     middleware answered 503 before their handler ran, by reason
 //     (closed, queue_full, max_wait, deadline);
-//   - gauges: NAMESPACE_workers, NAMESPACE_busy_workers,
+//   - gauges: NAMESPACE_workers, NAMESPACE_workers_max (the most tasks
+//     that may run at once now: Workers as SetWorkers last set it, or a
+//     Remote pool's live slots if fewer), NAMESPACE_busy_workers,
 //     NAMESPACE_queued_tasks, NAMESPACE_utilization (busy time over
 //     worker time, 0 to 1) and NAMESPACE_oldest_running_seconds (how long
 //     the longest-running task has run: a task stuck on a ctx it ignores

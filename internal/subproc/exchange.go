@@ -38,7 +38,9 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 		if !m.Handover.Send() {
 			return context.Cause(ctx) // the caller gave up, and was told: nothing is sent
 		}
+		r.pid.Store(int64(l.pid))
 		in, err, taken := r.attempt(ctx, l, m)
+		r.pid.Store(0)
 		if taken || sends == maxSends || !m.Handover.Unsend() {
 			return err
 		}

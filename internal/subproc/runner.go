@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
@@ -30,7 +31,13 @@ type runner struct {
 	// bg tracks the goroutines a process leaves behind (its reader, a
 	// background close or kill), so that close can wait for them all.
 	bg sync.WaitGroup
+	// pid is the process a call is sent to, while it runs there; 0
+	// otherwise. Where reads it from the pool's goroutines.
+	pid atomic.Int64
 }
+
+// Where says which process runs the call now (0 for none).
+func (r *runner) Where() (pid int, node string) { return int(r.pid.Load()), "" }
 
 // child is one started worker process. Without a TerminateGrace the
 // worker goroutine reads the replies itself (see await); with one, a

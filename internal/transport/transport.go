@@ -108,9 +108,22 @@ type Retaker interface {
 
 // Events is what a transport tells its pool about the workers it keeps.
 // Its methods are called from the transport's goroutines, never under the
-// pool's lock; they must not block.
+// pool's lock nor under the transport's own; they must not block.
 type Events interface {
 	Event(Event)
+	// MoreSlots says a SlotCounter's Slots grew (a node joined, or was
+	// heard from again): the pool hands the new room to the callers
+	// waiting for some.
+	MoreSlots()
+}
+
+// Locator is a Runner that can say where its call runs now: the worker
+// process's pid, or the node's ID; zeros when it runs nowhere yet. The
+// pool calls Where from another goroutine than the runner's while a call
+// runs, under its lock, to say where a slow task runs: it must be safe
+// for that, and cheap (atomic loads).
+type Locator interface {
+	Where() (pid int, node string)
 }
 
 // Env is what a pool gives the transport it binds.
