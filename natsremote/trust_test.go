@@ -134,10 +134,11 @@ func TestRogueNodeCredentialsForgeNothing(t *testing.T) {
 }
 
 // trustHeartbeat is the rogue test's heartbeat. The rogue's flood (~100
-// forged messages a millisecond) starves a busy CI machine, and at
-// testHeartbeat the real nodes could then go silent long enough to be
-// lost, which is liveness working, not what that test is about.
-const trustHeartbeat = time.Second
+// forged messages a millisecond) lands on the submitter's inbox, where
+// the real node's pongs queue behind it; on a busy machine under -race
+// that backlog held a pong past 2.5 s (at a 1 s heartbeat, load ~20), and
+// the real node was lost: liveness working, not what that test is about.
+const trustHeartbeat = 3 * time.Second
 
 // serveAs runs a node on a connection as user, at o's heartbeat or
 // testHeartbeat.
