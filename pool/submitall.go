@@ -67,8 +67,9 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 
 // admitBatch is tryAdmit for the calls of a batch, all of them or none:
 // the caller's code (the tracer, encoders) runs for each before the lock;
-// under it, the room for all is checked and taken at once. On error no
-// call has entered the pool, and the caller rejects them all.
+// under it, the room for all is checked and taken at once, and the batch
+// joins the queue in one splice. On error no call has entered the pool,
+// and the caller rejects them all.
 func admitBatch[In, Out any](p *Pool, calls []call[In, Out]) error {
 	if t := p.opts.Tracer; t != nil {
 		for i := range calls {
@@ -92,7 +93,7 @@ func admitBatch[In, Out any](p *Pool, calls []call[In, Out]) error {
 		}
 	}
 	def := calls[0].def
-	since := now() // one clock read serves every task the batch queues
+	chain(calls, now()) // one clock read serves every task the batch queues
 	p.mu.Lock()
 	if err := p.reserve(len(calls)); err != nil {
 		p.mu.Unlock()
@@ -116,19 +117,70 @@ func admitBatch[In, Out any](p *Pool, calls []call[In, Out]) error {
 			calls[i].in = ins[i]
 		}
 	}
-	var idle [8]*worker // most batches wake few workers: no allocation
-	wake := idle[:0]
-	for i := range calls {
-		calls[i].watch(p)
-		if w := p.enqueue(&calls[i], since); w != nil {
-			wake = append(wake, w)
+	if calls[0].cancel != nil { // the batch shares one ctx: all or none have one
+		for i := range calls {
+			calls[i].watch(p)
 		}
 	}
+	var idle [8]*worker // most batches wake few workers: no allocation
+	wake := p.enqueueChain(&calls[0].link, &calls[len(calls)-1].link, len(calls), idle[:0])
 	p.mu.Unlock()
 	for _, w := range wake {
 		w.wake <- struct{}{} // buffered, and w was idle: never blocks
 	}
 	return nil
+}
+
+// chain links the calls' queue links in order, as queued at since, ready
+// for enqueueChain to splice into the queue: done before the lock, it
+// keeps a large batch from holding the lock for its length.
+func chain[In, Out any](calls []call[In, Out], since int64) {
+	for i := range calls {
+		l := &calls[i].link
+		l.queued, l.since = true, since
+		if i > 0 {
+			l.prev = &calls[i-1].link
+			l.prev.next = l
+		}
+	}
+}
+
+// enqueueChain is enqueue for the n jobs of a chain from first to last
+// (see chain): the oldest go to idle workers while nothing is queued ahead
+// of them, the rest join the queue in one splice, and as many workers as
+// they need are woken or started, up to Workers. It returns wake with the
+// workers to wake once p.mu is released. p.mu is held and the jobs' slots
+// are counted in p.inflight.
+func (p *Pool) enqueueChain(first, last *link, n int, wake []*worker) []*worker {
+	p.stats.submitted += uint64(n)
+	for ; first != nil && len(p.idle) > 0 && p.queue.n == 0; n-- {
+		w := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		l := first
+		if first = l.next; first != nil {
+			first.prev = nil
+		}
+		l.prev, l.next, l.queued = nil, nil, false
+		w.handoff = l.job
+		p.assign(w, l.job)
+		wake = append(wake, w)
+	}
+	if first == nil {
+		return wake
+	}
+	if p.queue.n == 0 {
+		p.lastEmpty = first.since // empty until now, for QueueDelay
+	}
+	p.queue.pushChain(first, last, n)
+	p.stats.queued.Store(int64(p.queue.n))
+	for ; n > 0 && len(p.idle) > 0; n-- {
+		wake = append(wake, p.idle[len(p.idle)-1])
+		p.idle = p.idle[:len(p.idle)-1]
+	}
+	for ; n > 0 && p.staying() < p.opts.Workers; n-- {
+		p.spawn()
+	}
+	return wake
 }
 
 // reserve takes n admission slots at once, or none: it fails with

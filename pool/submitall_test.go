@@ -87,25 +87,33 @@ func TestSubmitAllIsAllOrNothing(t *testing.T) {
 // result, and a pool of one worker starts the tasks in that order (FIFO).
 func TestSubmitAllKeepsInputOrder(t *testing.T) {
 	t.Parallel()
-	t.Run("results", func(t *testing.T) {
-		t.Parallel()
-		p := newPool(t, pool.Options{Workers: 4, MaxQueue: pool.Unbounded})
-		ins := make([][2]int, 500)
-		for i := range ins {
-			ins[i] = [2]int{i, i}
-		}
-		futures, err := pool.SubmitAll(testCtx(t), p, add, ins)
-		require.NoError(t, err)
-		require.Len(t, futures, len(ins))
-		for i, f := range futures {
-			out, err := f.Wait()
-			require.NoError(t, err)
-			require.Equal(t, 2*i, out, "future %d", i)
-		}
-		st := p.Stats()
-		assert.Equal(t, uint64(len(ins)), st.Submitted)
-		assert.Equal(t, uint64(len(ins)), st.Completed)
-	})
+	// With workers to start, and with idle ones the batch's first tasks
+	// go to straight away, the rest queued behind them.
+	for _, minWorkers := range []int{0, 4} {
+		t.Run(fmt.Sprintf("results/min-workers=%d", minWorkers), func(t *testing.T) {
+			t.Parallel()
+			p := newPool(t, pool.Options{Workers: 4, MinWorkers: minWorkers, MaxQueue: pool.Unbounded})
+			require.Eventually(t, func() bool { return p.Stats().Workers == minWorkers }, 10*time.Second, time.Millisecond)
+			ins := make([][2]int, 500)
+			for i := range ins {
+				ins[i] = [2]int{i, i}
+			}
+			for range 3 {
+				futures, err := pool.SubmitAll(testCtx(t), p, add, ins)
+				require.NoError(t, err)
+				require.Len(t, futures, len(ins))
+				for i, f := range futures {
+					out, err := f.Wait()
+					require.NoError(t, err)
+					require.Equal(t, 2*i, out, "future %d", i)
+				}
+			}
+			st := p.Stats()
+			assert.Equal(t, uint64(3*len(ins)), st.Submitted)
+			assert.Equal(t, uint64(3*len(ins)), st.Completed)
+			assert.Equal(t, 4, st.Workers, "the batch started every worker it could use")
+		})
+	}
 	t.Run("runs", func(t *testing.T) {
 		t.Parallel()
 		p := newPool(t, pool.Options{Workers: 1, MaxQueue: pool.Unbounded})
