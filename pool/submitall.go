@@ -21,15 +21,19 @@ import (
 // a FIFO pool starts them in that order), are traced and labelled like
 // Submit's, and resolve exactly once. When ctx ends, every Future not
 // yet resolved resolves with ctx's error, and the tasks still queued
-// leave the queue at once. Inputs that hold a *transfer.Buffer move as
-// one value: a Buffer appears in at most one input of a batch.
+// leave the queue at once. The inputs' *transfer.Buffers move only once
+// the batch is admitted, all together: one that can't move (it is
+// detached) fails the batch and leaves the others with the caller. Give
+// a Buffer in one input only: given in two, it moves once and both tasks
+// get the same handle.
 //
 // It fails with ErrClosed after Shutdown or Close, ErrUnknownTask for a
 // Task not made by Register, and at once with ctx's error if ctx has
 // ended; an input that can't be encoded for a worker process fails the
 // whole batch with that input's error. An empty batch gets the same
 // checks, but never ErrQueueFull, and returns nil, nil: there is nothing
-// to wait for. Safe for concurrent use; it never blocks on the pool.
+// to wait for. Safe for concurrent use; it never waits for room (see
+// SubmitBlocking for that, one task at a time).
 //
 // The batch's tasks share one allocation: a Future kept after the others
 // are dropped keeps their results alive too.
