@@ -35,8 +35,8 @@ import (
 // to wait for. Safe for concurrent use; it never waits for room (see
 // SubmitBlocking for that, one task at a time).
 //
-// The batch's tasks share one allocation: a Future kept after the others
-// are dropped keeps their results alive too.
+// The batch's tasks are allocated in chunks: a Future kept after the
+// others are dropped keeps up to 63 of its neighbours' results alive too.
 func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], ins []In) ([]*Future[Out], error) {
 	if err := p.usable(); err != nil {
 		return nil, err
@@ -49,36 +49,74 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 		p.stats.rejected.Add(uint64(len(ins)))
 		return nil, err
 	}
-	calls := make([]call[In, Out], len(ins))
-	for i := range calls {
-		c := &calls[i]
-		c.def, c.ctx, c.in = task.def, ctx, ins[i]
-		c.link.job = c
-	}
-	if err = admitBatch(p, calls); err != nil {
-		p.stats.rejected.Add(uint64(len(calls)))
-		for i := range calls {
-			calls[i].reject(err)
+	b := newBatch(task.def, ctx, ins)
+	if err = admitBatch(p, b); err != nil {
+		p.stats.rejected.Add(uint64(len(ins)))
+		for _, chunk := range b {
+			for i := range chunk {
+				chunk[i].reject(err)
+			}
 		}
 		return nil, err
 	}
-	futures := make([]*Future[Out], len(calls))
-	for i := range calls {
-		futures[i] = &calls[i].Future
+	futures := make([]*Future[Out], 0, len(ins))
+	for _, chunk := range b {
+		for i := range chunk {
+			futures = append(futures, &chunk[i].Future)
+		}
 	}
 	return futures, nil
 }
 
-// admitBatch is tryAdmit for the calls of a batch, all of them or none:
+// batch is a SubmitAll's calls, in input order, allocated in chunks of
+// batchChunk: a small allocation reuses warm memory where one of the
+// batch's size would take fresh pages (and fault them in) each time, and
+// a Future kept alone keeps only its chunk alive.
+type batch[In, Out any] [][]call[In, Out]
+
+const batchChunk = 64
+
+func newBatch[In, Out any](def *taskDef[In, Out], ctx context.Context, ins []In) batch[In, Out] {
+	b := make(batch[In, Out], 0, (len(ins)+batchChunk-1)/batchChunk)
+	for len(ins) > 0 {
+		chunk := make([]call[In, Out], min(len(ins), batchChunk))
+		for i := range chunk {
+			c := &chunk[i]
+			c.def, c.ctx, c.in = def, ctx, ins[i]
+			c.link.job = c
+		}
+		b = append(b, chunk)
+		ins = ins[len(chunk):]
+	}
+	return b
+}
+
+// first and last are the batch's first and last calls; a batch is never
+// empty.
+func (b batch[In, Out]) first() *call[In, Out] { return &b[0][0] }
+func (b batch[In, Out]) last() *call[In, Out] {
+	chunk := b[len(b)-1]
+	return &chunk[len(chunk)-1]
+}
+
+// admitBatch is tryAdmit for the n calls of a batch, all of them or none:
 // the caller's code (the tracer, encoders) runs for each before the lock;
 // under it, the room for all is checked and taken at once, and the batch
 // joins the queue in one splice. On error no call has entered the pool,
 // and the caller rejects them all.
-func admitBatch[In, Out any](p *Pool, calls []call[In, Out]) error {
+func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
+	n := 0
+	for _, chunk := range b {
+		n += len(chunk)
+	}
 	if t := p.opts.Tracer; t != nil {
-		for i := range calls {
-			if err := calls[i].startSpan(t, p.opts.Isolation, p.transport != nil); err != nil {
-				return batchErr(i, err)
+		k := 0
+		for _, chunk := range b {
+			for i := range chunk {
+				if err := chunk[i].startSpan(t, p.opts.Isolation, p.transport != nil); err != nil {
+					return batchErr(k, err)
+				}
+				k++
 			}
 		}
 	}
@@ -87,47 +125,44 @@ func admitBatch[In, Out any](p *Pool, calls []call[In, Out]) error {
 		return ErrClosed
 	}
 	if c := p.capacity(); c >= 0 {
-		if inflight := int(p.stats.inflight.Load()); inflight+len(calls) > c {
-			return p.batchFullErr(len(calls), c-inflight)
+		if inflight := int(p.stats.inflight.Load()); inflight+n > c {
+			return p.batchFullErr(n, c-inflight)
 		}
 	}
-	for i := range calls {
-		if err := calls[i].prepare(p.transport, p.stop); err != nil {
-			return batchErr(i, err)
+	k := 0
+	for _, chunk := range b {
+		for i := range chunk {
+			if err := chunk[i].prepare(p.transport, p.stop); err != nil {
+				return batchErr(k, err)
+			}
+			k++
 		}
 	}
-	def := calls[0].def
-	chain(calls, now()) // one clock read serves every task the batch queues
+	first := b.first()
+	b.chain(now()) // one clock read serves every task the batch queues
 	p.mu.Lock()
-	if err := p.reserve(len(calls)); err != nil {
+	if err := p.reserve(n); err != nil {
 		p.mu.Unlock()
 		return err
 	}
-	if def.holdsIn {
-		// One move for the batch, so that it too is all or nothing: a
-		// Buffer that fails to move leaves every input as it was.
-		ins := make([]In, len(calls))
-		for i := range calls {
-			ins[i] = calls[i].in
-		}
-		if err := shmbuf.MoveAt(&ins); err != nil {
-			for range calls {
+	if first.def.holdsIn {
+		if err := b.moveInputs(n); err != nil {
+			for range n {
 				p.release()
 			}
 			p.mu.Unlock()
 			return err
 		}
-		for i := range calls {
-			calls[i].in = ins[i]
-		}
 	}
-	if calls[0].cancel != nil { // the batch shares one ctx: all or none have one
-		for i := range calls {
-			calls[i].watch(p)
+	if first.cancel != nil { // the batch shares one ctx: all or none have one
+		for _, chunk := range b {
+			for i := range chunk {
+				chunk[i].watch(p)
+			}
 		}
 	}
 	var idle [8]*worker // most batches wake few workers: no allocation
-	wake := p.enqueueChain(&calls[0].link, &calls[len(calls)-1].link, len(calls), idle[:0])
+	wake := p.enqueueChain(&first.link, &b.last().link, n, idle[:0])
 	p.mu.Unlock()
 	for _, w := range wake {
 		w.wake <- struct{}{} // buffered, and w was idle: never blocks
@@ -135,16 +170,40 @@ func admitBatch[In, Out any](p *Pool, calls []call[In, Out]) error {
 	return nil
 }
 
+// moveInputs moves the Buffers of the batch's n inputs to its calls in
+// one move, so that it too is all or nothing: a Buffer that fails to move
+// leaves every input as it was.
+func (b batch[In, Out]) moveInputs(n int) error {
+	ins := make([]In, 0, n)
+	for _, chunk := range b {
+		for i := range chunk {
+			ins = append(ins, chunk[i].in)
+		}
+	}
+	if err := shmbuf.MoveAt(&ins); err != nil {
+		return err
+	}
+	for _, chunk := range b {
+		for i := range chunk {
+			chunk[i].in, ins = ins[0], ins[1:]
+		}
+	}
+	return nil
+}
+
 // chain links the calls' queue links in order, as queued at since, ready
 // for enqueueChain to splice into the queue: done before the lock, it
 // keeps a large batch from holding the lock for its length.
-func chain[In, Out any](calls []call[In, Out], since int64) {
-	for i := range calls {
-		l := &calls[i].link
-		l.queued, l.since = true, since
-		if i > 0 {
-			l.prev = &calls[i-1].link
-			l.prev.next = l
+func (b batch[In, Out]) chain(since int64) {
+	var prev *link
+	for _, chunk := range b {
+		for i := range chunk {
+			l := &chunk[i].link
+			l.queued, l.since, l.prev = true, since, prev
+			if prev != nil {
+				prev.next = l
+			}
+			prev = l
 		}
 	}
 }
