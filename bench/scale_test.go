@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alitto/pond/v2"
+
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -24,12 +26,15 @@ import (
 //     one from one goroutine, then awaited (ns/task), beside the peers of
 //     BenchmarkPoolBatch and the ceiling: the same work split over
 //     GOMAXPROCS bare goroutines;
+//   - shape=batch: the same tasks submitted as one batch (pool.SubmitAll,
+//     pond's task group), then awaited, beside the same ceiling;
 //   - shape=cpu-1ms and shape=trivial: Run from 4×GOMAXPROCS callers on an
 //     InProcess pool, a Subprocess pool and a Remote pool of two node
 //     processes (GOMAXPROCS slots between them), all on this machine.
 func BenchmarkScale(b *testing.B) {
 	b.Run("shape=run", benchScaleRun)
 	b.Run("shape=producer", benchScaleProducer)
+	b.Run("shape=batch", benchScaleBatch)
 	ms := itersFor(time.Millisecond)
 	b.Run("shape=cpu-1ms", func(b *testing.B) { benchScaleIsolations(b, ms, ms) })
 	b.Run("shape=trivial", func(b *testing.B) { benchScaleIsolations(b, 0, ms) })
@@ -47,6 +52,52 @@ func benchScaleProducer(b *testing.B) {
 	n := runtime.GOMAXPROCS(0)
 	iters := itersFor(12 * time.Microsecond)
 	runBatch(b, n, scaleBatch, func(int) int { return iters }, cpuTask, burn)
+	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, n, scaleBatch, func() int { return burn(iters) }) })
+}
+
+// benchScaleBatch is shape=producer with the tasks handed over as one
+// batch. offload's SubmitAll admits the batch at once; pond's task group
+// takes many tasks in one call but admits them one by one; ants has no
+// batch submission.
+func benchScaleBatch(b *testing.B) {
+	ctx := context.Background()
+	n := runtime.GOMAXPROCS(0)
+	iters := itersFor(12 * time.Microsecond)
+	ins := make([]int, scaleBatch)
+	for i := range ins {
+		ins[i] = iters
+	}
+	b.Run("peer=offload", func(b *testing.B) {
+		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded})
+		b.ReportAllocs()
+		for b.Loop() {
+			futures, err := pool.SubmitAll(ctx, p, cpuTask, ins)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, f := range futures {
+				if _, err := f.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		reportPerTask(b, scaleBatch)
+	})
+	b.Run("peer=pond-group", func(b *testing.B) {
+		p := pond.NewResultPool[int](n)
+		defer p.StopAndWait()
+		tasks := make([]func() int, scaleBatch)
+		for i := range tasks {
+			tasks[i] = func() int { return burn(ins[i]) }
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.NewGroup().Submit(tasks...).Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportPerTask(b, scaleBatch)
+	})
 	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, n, scaleBatch, func() int { return burn(iters) }) })
 }
 

@@ -133,14 +133,18 @@ func (c *call[In, Out]) queueLink() *link         { return &c.link }
 func (c *call[In, Out]) context() context.Context { return c.ctx }
 func (c *call[In, Out]) name() string             { return c.def.name }
 
-func (c *call[In, Out]) check() error {
+func (c *call[In, Out]) check() error { return submissionErr(c.ctx, c.def != nil) }
+
+// submissionErr refuses a submission to ctx of a task, registered or not,
+// before any work: Submit's and SubmitAll's check.
+func submissionErr(ctx context.Context, registered bool) error {
 	switch {
-	case c.ctx == nil:
+	case ctx == nil:
 		return errNilContext
-	case c.def == nil:
+	case !registered:
 		return ErrUnknownTask
 	}
-	return c.ctx.Err()
+	return ctx.Err()
 }
 
 func (c *call[In, Out]) prepare(tr transport.Transport, stop context.Context) (err error) {
@@ -191,14 +195,22 @@ func (c *call[In, Out]) enter(p *Pool, watch bool) error {
 			return err
 		}
 	}
-	if watch && c.cancel != nil {
+	if watch {
+		c.watch(p)
+	}
+	return nil
+}
+
+// watch sets the future to resolve when the caller's ctx ends (see
+// job.enter). p.mu is held.
+func (c *call[In, Out]) watch(p *Pool) {
+	if c.cancel != nil {
 		// The func reads its own copy of the context: it may run after
 		// forget. Only the caller's end ends it: finish and fail stop it
 		// before they cancel the context themselves.
 		ctx := c.runCtx
 		c.unwatch = context.AfterFunc(ctx, func() { p.abandon(c, ctx.Err()) })
 	}
-	return nil
 }
 
 // stopCtx is a task's context when the caller's never ends but carries

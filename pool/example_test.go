@@ -55,3 +55,31 @@ func ExampleSubmit() {
 	// 11 <nil>
 	// 12 <nil>
 }
+
+// SubmitAll takes a fan-out as one admission: all of it, or none of it
+// when the pool lacks room (here 2 workers + an auto queue of 4).
+func ExampleSubmitAll() {
+	p, err := pool.New(pool.Options{Workers: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Shutdown(context.Background())
+
+	ins := []SumIn{{A: 0, B: 10}, {A: 1, B: 10}, {A: 2, B: 10}}
+	futures, err := pool.SubmitAll(context.Background(), p, Sum, ins)
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range futures {
+		out, err := f.Wait()
+		fmt.Println(out, err)
+	}
+
+	_, err = pool.SubmitAll(context.Background(), p, Sum, make([]SumIn, 7))
+	fmt.Println(errors.Is(err, pool.ErrQueueFull), err)
+	// Output:
+	// 10 <nil>
+	// 11 <nil>
+	// 12 <nil>
+	// true pool: queue is full: a batch of 7 tasks, room for 6
+}

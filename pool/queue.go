@@ -27,6 +27,19 @@ func (q *fifo) push(l *link) {
 	q.n++
 }
 
+// pushChain appends the n links from first to last, already linked to
+// each other and marked queued, in one step.
+func (q *fifo) pushChain(first, last *link, n int) {
+	first.prev = q.tail
+	if q.tail == nil {
+		q.head = first
+	} else {
+		q.tail.next = first
+	}
+	q.tail = last
+	q.n += n
+}
+
 // pop removes and returns the oldest link, or nil when the queue is empty.
 func (q *fifo) pop() *link {
 	l := q.head
