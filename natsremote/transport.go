@@ -28,7 +28,7 @@ func New(nc *nats.Conn, o Options) (*Transport, error) {
 	if nc == nil {
 		return nil, fmt.Errorf("natsremote: New with a nil *nats.Conn")
 	}
-	if err := o.settle(); err != nil {
+	if err := o.fillDefaults(); err != nil {
 		return nil, err
 	}
 	return &Transport{nc: nc, o: o}, nil

@@ -71,7 +71,7 @@ const (
 // New returns a Pool configured by opts, with MinWorkers already started.
 // It returns an error for an invalid Options.
 func New(opts Options) (*Pool, error) {
-	s, err := opts.settle()
+	s, err := opts.fillDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // bindTransport makes the transport of a Subprocess or Remote pool, from
-// its settled options; nil for InProcess.
+// its options, defaults filled in; nil for InProcess.
 func (p *Pool) bindTransport() (transport.Transport, error) {
 	s := p.opts
 	logger := s.Logger
