@@ -87,7 +87,7 @@ func (s ShedStats) Count(reason ShedReason) uint64 {
 }
 
 // tally is what one worker records about the tasks it ran. It is written
-// and read under the pool's lock: the worker records a task as it settles
+// and read under the pool's lock: the worker records a task as it finishes
 // it, between two tasks, when it holds the lock anyway.
 type tally struct {
 	waitTime, runTime           histogram

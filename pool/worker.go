@@ -94,7 +94,7 @@ func (p *Pool) work(w *worker) {
 	for {
 		var start int64 // 0 for a fresh clock reading
 		if done.job != nil {
-			p.settle(w, done)
+			p.finishJob(w, done)
 			start = done.end // the next task starts as this one ends
 		}
 		// A worker told to retire, or one above Workers since SetWorkers
@@ -154,12 +154,12 @@ func (p *Pool) work(w *worker) {
 // transport.Call.Start).
 func (w *worker) Started() { w.sentAt = now() }
 
-// settle does the pool's part of a job w has run, before its caller is
+// finishJob does the pool's part of a job w has run, before its caller is
 // woken (see announce): it counts the job in w's tally, lets go of the
 // job's input and ctx, and frees its worker and its slot. p.mu is held:
 // the worker takes it between two tasks anyway, so the tally is plain
 // fields that Stats reads under the same lock.
-func (p *Pool) settle(w *worker, f finished) {
+func (p *Pool) finishJob(w *worker, f finished) {
 	j := f.job
 	if f.outcome == dropped {
 		p.stats.canceled.Add(1) // as QueueDelay's drops from the queue
@@ -182,7 +182,7 @@ func (p *Pool) goexited(w *worker, f finished) {
 	f.outcome = f.job.exited()
 	f.end = now()
 	p.mu.Lock()
-	p.settle(w, f)
+	p.finishJob(w, f)
 	p.retire(w)
 	if p.state != closed && p.staying() < p.opts.Workers &&
 		(p.queue.n > 0 || p.staying() < p.opts.MinWorkers) {
@@ -203,9 +203,9 @@ type finished struct {
 	outcome    outcome
 }
 
-// announce wakes the caller of a settled job whose future its run
+// announce wakes the caller of a finished job whose future its run
 // claimed, and lets go of the job; a zero f is nothing to announce.
-// Settled first, the job is counted in Stats by the time its caller wakes.
+// Finished first, the job is counted in Stats by the time its caller wakes.
 func (p *Pool) announce(f finished) {
 	if f.job == nil {
 		return
