@@ -204,7 +204,7 @@ func (s *submitter) countSlots(now time.Time) {
 			slots += n.workers
 		}
 	}
-	if slots == 0 && !s.settled {
+	if slots == 0 && !s.allSeen {
 		slots = -1
 	}
 	s.slots.Store(int64(slots))

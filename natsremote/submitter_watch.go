@@ -37,8 +37,8 @@ func (s *submitter) watch() {
 func (s *submitter) check(now time.Time) {
 	var pings []ping
 	s.mu.Lock()
-	if !s.settled && now.Sub(s.boundAt) >= s.o.Heartbeat {
-		s.settled = true
+	if !s.allSeen && now.Sub(s.boundAt) >= s.o.Heartbeat {
+		s.allSeen = true
 	}
 	for _, n := range s.nodes {
 		silent := n.silence(now)
