@@ -27,7 +27,7 @@ type Pool struct {
 	idle     []*worker            // parked workers, most recently parked last
 	all      map[*worker]struct{} // every live worker
 	starting int                  // workers spawned that have not yet run
-	retiring int                  // workers told to exit (reaper, SetWorkers) that have not yet exited
+	exiting  int                  // workers told to exit (reaper, SetWorkers) that have not yet exited
 	inflight int                  // accepted and not yet finished: queued + running
 	waiters  waitList             // SubmitBlocking callers waiting for room
 	state    state

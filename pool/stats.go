@@ -134,9 +134,9 @@ type recorder struct {
 	rejected, canceled, terminated, crashed, recycled atomic.Uint64
 	shed                                              [ShedDeadline + 1]atomic.Uint64 // by ShedReason; [0] unused
 
-	retired      tally // of workers that have exited; guarded by the pool's lock
-	retiredNanos int64 // their summed lifetime; guarded by the pool's lock
-	recentRun    atomic.Int64
+	exited      tally // of workers that have exited; guarded by the pool's lock
+	exitedNanos int64 // their summed lifetime; guarded by the pool's lock
+	recentRun   atomic.Int64
 }
 
 // noteRun feeds an EWMA (weight 1/8) of run time for predictions. Racing
@@ -170,10 +170,10 @@ func (p *Pool) Stats() Stats {
 		Queued:    int(r.queued.Load()),
 		Submitted: r.submitted,
 	}
-	sum.merge(&r.retired)
+	sum.merge(&r.exited)
 	tasks := map[string]TaskStats{}
-	r.retired.addTasksTo(tasks)
-	lived := r.retiredNanos
+	r.exited.addTasksTo(tasks)
+	lived := r.exitedNanos
 	var running, oldest int64
 	for w := range p.all {
 		sum.merge(&w.tally)

@@ -13,7 +13,7 @@ type worker struct {
 	wake     chan struct{} // buffered 1: a send means "look at the queue"
 	handoff  job           // set with a wake: run this, it was never queued
 	current  job           // the job it runs, nil while idle
-	retire   bool          // told by the reaper to exit
+	dismiss  bool          // told by the reaper or SetWorkers to exit
 	idleTick uint64        // the reaper's tick when it last parked
 	born     int64
 	// startedAt is when current started; the worker sets it after a
@@ -57,18 +57,18 @@ func (p *Pool) startReaper() {
 }
 
 // staying is how many workers the pool keeps: alive or starting, less
-// those told to retire. p.mu is held.
-func (p *Pool) staying() int { return len(p.all) + p.starting - p.retiring }
+// those dismissed. p.mu is held.
+func (p *Pool) staying() int { return len(p.all) + p.starting - p.exiting }
 
-// tellToRetire makes idle w exit. p.mu is held; w is no longer in p.idle.
-func (p *Pool) tellToRetire(w *worker) {
-	w.retire = true
-	p.retiring++
+// dismiss makes idle w exit. p.mu is held; w is no longer in p.idle.
+func (p *Pool) dismiss(w *worker) {
+	w.dismiss = true
+	p.exiting++
 	w.wake <- struct{}{} // buffered, and w was idle: never blocks
 }
 
 // work is a worker's life: take the oldest job, run it, repeat; park when
-// the queue is empty; exit when retired, closed, or drained. A finished
+// the queue is empty; exit when dismissed, closed, or drained. A finished
 // job's slot is freed before its caller is woken, so that a caller who
 // submits again at once never finds its own old task still counted.
 func (p *Pool) work(w *worker) {
@@ -97,9 +97,9 @@ func (p *Pool) work(w *worker) {
 			p.finishJob(w, done)
 			start = done.end // the next task starts as this one ends
 		}
-		// A worker told to retire, or one above Workers since SetWorkers
+		// A dismissed worker, or one above Workers since SetWorkers
 		// lowered it, exits rather than take another task.
-		leaving := w.retire || p.staying() > p.opts.Workers
+		leaving := w.dismiss || p.staying() > p.opts.Workers
 		var j job
 		var wait int64
 		if !leaving {
@@ -107,7 +107,7 @@ func (p *Pool) work(w *worker) {
 		}
 		if j == nil {
 			if leaving || p.state == closed || (p.state == draining && p.queue.n == 0) {
-				p.retire(w)
+				p.removeWorker(w)
 				p.mu.Unlock()
 				w.letGoShed()
 				p.announce(done)
@@ -183,7 +183,7 @@ func (p *Pool) goexited(w *worker, f finished) {
 	f.end = now()
 	p.mu.Lock()
 	p.finishJob(w, f)
-	p.retire(w)
+	p.removeWorker(w)
 	if p.state != closed && p.staying() < p.opts.Workers &&
 		(p.queue.n > 0 || p.staying() < p.opts.MinWorkers) {
 		p.spawn()
@@ -276,25 +276,25 @@ func (p *Pool) assign(w *worker, j job) {
 	w.current = j
 }
 
-// retire removes w from the pool as it exits. p.mu is held.
-func (p *Pool) retire(w *worker) {
+// removeWorker removes w from the pool as it exits. p.mu is held.
+func (p *Pool) removeWorker(w *worker) {
 	delete(p.all, w)
-	if w.retire {
-		p.retiring--
+	if w.dismiss {
+		p.exiting--
 	}
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
-	p.stats.retired.merge(&w.tally)
-	p.stats.retired.tasks.merge(&w.tally)
-	p.stats.retiredNanos += now() - w.born
+	p.stats.exited.merge(&w.tally)
+	p.stats.exited.tasks.merge(&w.tally)
+	p.stats.exitedNanos += now() - w.born
 	p.checkDrained()
 }
 
 // reapTicks is how many reaper ticks (each IdleTimeout/4) a worker must
-// stay parked before it is retired: it exits between 1 and 1.25 times
+// stay parked before it is dismissed: it exits between 1 and 1.25 times
 // IdleTimeout after its last task.
 const reapTicks = 5
 
-// reap retires workers above MinWorkers that have been idle for
+// reap dismisses workers above MinWorkers that have been idle for
 // IdleTimeout. One reaper runs while the pool has such workers, so that
 // parking a worker costs no timer on the hot path.
 func (p *Pool) reap() {
@@ -312,7 +312,7 @@ func (p *Pool) reap() {
 		kept := p.idle[:0]
 		for _, w := range p.idle { // oldest-parked first
 			if surplus > 0 && p.tick-w.idleTick >= reapTicks {
-				p.tellToRetire(w)
+				p.dismiss(w)
 				surplus--
 				continue
 			}
