@@ -289,7 +289,7 @@ func (o Options) fillDefaults() (settings, error) {
 // with each kind of worker; sealing keeps it free to, where a public
 // interface would freeze it.
 type Transport interface {
-	Bind(transport.Env) (transport.Transport, error)
+	Bind(transport.Env) (transport.Carrier, error)
 }
 
 // fillDefaults checks the Subprocess knobs and fills in their defaults.

@@ -40,7 +40,7 @@ type Pool struct {
 	lastEmpty int64
 
 	// transport carries tasks to worker processes; nil for InProcess.
-	transport transport.Transport
+	transport transport.Carrier
 	// slots counts the transport's live slots, if it does (Remote): see
 	// capacity.go. nil otherwise.
 	slots transport.SlotCounter

@@ -9,7 +9,7 @@ import (
 
 // bindTransport makes the transport of a Subprocess or Remote pool, from
 // its options, defaults filled in; nil for InProcess.
-func (p *Pool) bindTransport() (transport.Transport, error) {
+func (p *Pool) bindTransport() (transport.Carrier, error) {
 	s := p.opts
 	logger := s.Logger
 	if logger == nil {
