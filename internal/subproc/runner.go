@@ -17,7 +17,7 @@ import (
 // MaxTasksPerWorker tasks, and runs one task at a time in it (see
 // exchange.go). Only the worker goroutine calls its methods.
 type runner struct {
-	sp     *Transport
+	sp     *ProcessCarrier
 	id     int
 	stop   context.Context // ends with the pool: cuts a start short
 	events transport.Events
