@@ -97,43 +97,9 @@ func (p *Pool) work(w *worker) {
 			p.finishJob(w, done)
 			start = done.end // the next task starts as this one ends
 		}
-		// A dismissed worker, or one above Workers since SetWorkers
-		// lowered it, exits rather than take another task.
-		leaving := w.dismiss || p.staying() > p.opts.Workers
-		var j job
-		var wait int64
-		if !leaving {
-			j, wait = p.take(w, start)
-		}
+		j, wait := p.nextJob(w, start, done)
 		if j == nil {
-			if leaving || p.state == closed || (p.state == draining && p.queue.n == 0) {
-				p.removeWorker(w)
-				p.mu.Unlock()
-				w.letGoShed()
-				p.announce(done)
-				if w.runner != nil {
-					w.runner.Close()
-				}
-				return
-			}
-			w.idleTick = p.tick
-			p.idle = append(p.idle, w)
-			p.mu.Unlock()
-			w.letGoShed()
-			p.announce(done)
-			done = finished{}
-			<-w.wake
-			if j = w.handoff; j == nil {
-				p.mu.Lock()
-				continue
-			}
-			w.handoff = nil
-			w.startedAt.Store(now())
-			w.maxWait = p.handoffWait()
-		} else {
-			p.mu.Unlock()
-			w.letGoShed()
-			p.announce(done)
+			return
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		running = true
@@ -147,6 +113,54 @@ func (p *Pool) work(w *worker) {
 			done.wait, done.start = done.wait+s-done.start, s
 		}
 		p.lockWorker()
+	}
+}
+
+// nextJob gives w its next job and how long it waited: the oldest queued
+// one (start as in take), or one handed to w while it parks. nil means w
+// has left the pool: it was dismissed, or the pool closed or drained.
+// done, the job w last ran, is announced once p.mu is released. p.mu is
+// held on entry and released on return.
+func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
+	for {
+		// A dismissed worker, or one above Workers since SetWorkers
+		// lowered it, exits rather than take another task.
+		leaving := w.dismiss || p.staying() > p.opts.Workers
+		var j job
+		var wait int64
+		if !leaving {
+			j, wait = p.take(w, start)
+		}
+		if j != nil {
+			p.mu.Unlock()
+			w.letGoShed()
+			p.announce(done)
+			return j, wait
+		}
+		if leaving || p.state == closed || (p.state == draining && p.queue.n == 0) {
+			p.removeWorker(w)
+			p.mu.Unlock()
+			w.letGoShed()
+			p.announce(done)
+			if w.runner != nil {
+				w.runner.Close()
+			}
+			return nil, 0
+		}
+		w.idleTick = p.tick
+		p.idle = append(p.idle, w)
+		p.mu.Unlock()
+		w.letGoShed()
+		p.announce(done)
+		done, start = finished{}, 0
+		<-w.wake
+		if j = w.handoff; j != nil {
+			w.handoff = nil
+			w.startedAt.Store(now())
+			w.maxWait = p.handoffWait()
+			return j, 0
+		}
+		p.mu.Lock()
 	}
 }
 
