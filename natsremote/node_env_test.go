@@ -54,7 +54,7 @@ func TestOptionsFromEnv(t *testing.T) {
 	require.NotNil(t, o.Logger)
 	assert.False(t, o.Logger.Enabled(t.Context(), slog.LevelInfo))
 	assert.True(t, o.Logger.Enabled(t.Context(), slog.LevelWarn))
-	require.NoError(t, o.settle(), "the options are valid")
+	require.NoError(t, o.fillDefaults(), "the options are valid")
 	local, err := pool.New(o.Local)
 	require.NoError(t, err, "and so is the node's pool")
 	require.NoError(t, local.Close())

@@ -41,7 +41,7 @@ func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 	if nc == nil {
 		return errors.New("natsremote: Serve with a nil *nats.Conn")
 	}
-	if err := o.settle(); err != nil {
+	if err := o.fillDefaults(); err != nil {
 		return err
 	}
 	local, err := pool.New(o.Local)

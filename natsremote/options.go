@@ -69,8 +69,8 @@ type ServeOptions struct {
 	Logger *slog.Logger
 }
 
-// settleHeartbeat checks a heartbeat and fills in its default.
-func settleHeartbeat(h *time.Duration) error {
+// fillHeartbeat checks a heartbeat and fills in its default.
+func fillHeartbeat(h *time.Duration) error {
 	switch {
 	case *h == 0:
 		*h = DefaultHeartbeat
@@ -80,18 +80,20 @@ func settleHeartbeat(h *time.Duration) error {
 	return nil
 }
 
-func (o *Options) settle() error {
+// fillDefaults checks o and fills in its defaults.
+func (o *Options) fillDefaults() error {
 	if err := checkToken("Pool", o.Pool); err != nil {
 		return err
 	}
-	return settleHeartbeat(&o.Heartbeat)
+	return fillHeartbeat(&o.Heartbeat)
 }
 
-func (o *ServeOptions) settle() error {
+// fillDefaults checks o and fills in its defaults.
+func (o *ServeOptions) fillDefaults() error {
 	if err := checkToken("Pool", o.Pool); err != nil {
 		return err
 	}
-	if err := settleHeartbeat(&o.Heartbeat); err != nil {
+	if err := fillHeartbeat(&o.Heartbeat); err != nil {
 		return err
 	}
 	switch {

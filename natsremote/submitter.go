@@ -46,7 +46,7 @@ type submitter struct {
 	changed chan struct{}               // closed when a node may have room: see wake
 	waiting int                         // runners waiting for room
 	boundAt time.Time                   // when Bind asked the nodes to advertise
-	settled bool                        // a heartbeat has passed since: the node view is complete
+	allSeen bool                        // a heartbeat has passed since: the node view is complete
 	probing int                         // nodes not yet verified
 	slots   atomic.Int64                // what the live nodes offer: see Slots
 	stopped chan struct{}               // closed once the pool has closed

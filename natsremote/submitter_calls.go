@@ -78,9 +78,9 @@ func (s *submitter) list(p *pending) {
 	s.mu.Unlock()
 }
 
-// settle takes p out of the books and gives it answer a, unless it is out
+// deliver takes p out of the books and gives it answer a, unless it is out
 // already (answered, lost, or forgotten). s.mu is held.
-func (s *submitter) settle(p *pending, a answer) bool {
+func (s *submitter) deliver(p *pending, a answer) bool {
 	if s.calls[p.id] != p {
 		return false
 	}
@@ -165,7 +165,7 @@ func (s *submitter) onAnswer(h header, body []byte) {
 	if h.kind == kindFull {
 		p.fullAt[p.node.key] = p.node.reports
 	}
-	s.settle(p, answer{kind: h.kind, body: body})
+	s.deliver(p, answer{kind: h.kind, body: body})
 	if wasUnreachable {
 		s.countSlots(now) // it is usable again; otherwise an answer changes no node's slots
 	}
@@ -201,7 +201,7 @@ func (s *submitter) onPong(h header, body []byte) {
 	}
 	for _, id := range missing {
 		if p := n.calls[id]; p != nil && p.listed {
-			s.settle(p, answer{lost: fmt.Errorf("%w: node %s no longer has the call", transport.ErrNodeLost, n.id)})
+			s.deliver(p, answer{lost: fmt.Errorf("%w: node %s no longer has the call", transport.ErrNodeLost, n.id)})
 		}
 	}
 	if n.leaving && len(n.calls) == 0 && s.nodes[n.id] == n {
@@ -231,7 +231,7 @@ func (s *submitter) onNoResponders(reply string) {
 	case "c":
 		if p := s.calls[id]; p != nil {
 			n = p.node
-			s.settle(p, answer{undelivered: true})
+			s.deliver(p, answer{undelivered: true})
 		}
 	case "p":
 		n = s.byKey[id]

@@ -205,7 +205,7 @@ func (s *submitter) countSlots(now time.Time) {
 			slots += n.workers
 		}
 	}
-	if slots == 0 && !s.settled {
+	if slots == 0 && !s.allSeen {
 		slots = -1
 	}
 	if old := s.slots.Swap(int64(slots)); int64(slots) > max(old, 0) {

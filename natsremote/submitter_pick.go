@@ -46,23 +46,29 @@ func (s *submitter) pick(ctx context.Context, task string, p *pending, roomBy, n
 				return by.err
 			}
 		}
-		s.waiting++
-		changed := s.changed
-		s.mu.Unlock()
-		timer := time.NewTimer(look)
-		select {
-		case <-changed:
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-		timer.Stop()
-		s.mu.Lock()
-		s.waiting--
-		s.mu.Unlock()
+		s.waitForChange(ctx, look)
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
 	}
+}
+
+// waitForChange waits until a node may have room (see wake), look has
+// passed, or ctx ends. s.mu is held on entry and released on return.
+func (s *submitter) waitForChange(ctx context.Context, look time.Duration) {
+	s.waiting++
+	changed := s.changed
+	s.mu.Unlock()
+	timer := time.NewTimer(look)
+	select {
+	case <-changed:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	timer.Stop()
+	s.mu.Lock()
+	s.waiting--
+	s.mu.Unlock()
 }
 
 // candidate is the node for p's call of task: of two drawn at random

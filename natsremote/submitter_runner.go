@@ -63,56 +63,76 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 		if err := r.s.pick(ctx, m.Task, p, roomBy, nodeBy); err != nil {
 			return r.unsent(m, err)
 		}
-		if !m.Handover.Send() {
-			r.s.forget(p)
-			return context.Cause(ctx) // the caller gave up, and was told: nothing is sent
+		if sent, err := r.send(ctx, m, p); !sent {
+			return err
 		}
-		if m.Start != nil {
-			m.Start.Started()
-		}
-		r.at.Store(p.node)
-		stamp(m.Payload, header{kind: kindCall, id: p.id, arg: deadline(m.Deadline), token: p.token}, p.startBy)
-		if err := r.s.nc.PublishRequest(p.node.subject, r.s.replyToCall(p.id), m.Payload); err != nil {
-			r.s.forget(p)
-			if !m.Handover.Unsend() {
-				return terminated(ctx)
-			}
-			return fmt.Errorf("natsremote: send task %q: %w", m.Task, err)
-		}
-		r.s.list(p)
 		if !released && m.In != nil {
 			// The input's Buffers were copied into the message: they
 			// are gone from here, as a move would have taken them.
 			shmbuf.ReleaseAll(m.In)
 			released = true
 		}
-		select {
-		case a := <-p.answer:
-			if a.undelivered || a.kind == kindFull || a.kind == kindUnknown || a.kind == kindLate {
-				if a.kind == kindUnknown {
-					r.s.refuse(p.node, m.Task, a.body)
-				}
-				if !m.Handover.Unsend() {
-					return terminated(ctx) // and the node never ran it
-				}
-				continue
-			}
-			if a.kind == kindEnded {
-				// The task's ctx ended on the node: it was terminated
-				// there. The hand-over stays "sent", so that a caller
-				// whose ctx ends now too hears ErrTerminated, not the
-				// plain ctx error of a call that never ran.
-				return r.s.read(m, p.node.id, a)
-			}
-			if !m.Handover.Reply() {
-				return terminated(ctx) // the caller gave up first; the task is over anyway
-			}
-			return r.s.read(m, p.node.id, a)
-		case <-ctx.Done():
-			m.Handover.Quit()
-			r.s.abandon(p, ctx)
-			return terminated(ctx)
+		if answered, err := r.await(ctx, m, p); answered {
+			return err
 		}
+	}
+}
+
+// send publishes m to p's node, the one pick chose, once m's hand-over
+// says the caller has not given up. sent false means Exchange returns
+// err: the caller had given up, or the publish failed.
+func (r *runner) send(ctx context.Context, m *transport.Call, p *pending) (sent bool, err error) {
+	if !m.Handover.Send() {
+		r.s.forget(p)
+		return false, context.Cause(ctx) // the caller gave up, and was told: nothing is sent
+	}
+	if m.Start != nil {
+		m.Start.Started()
+	}
+	r.at.Store(p.node)
+	stamp(m.Payload, header{kind: kindCall, id: p.id, arg: deadline(m.Deadline), token: p.token}, p.startBy)
+	if err := r.s.nc.PublishRequest(p.node.subject, r.s.replyToCall(p.id), m.Payload); err != nil {
+		r.s.forget(p)
+		if !m.Handover.Unsend() {
+			return false, terminated(ctx)
+		}
+		return false, fmt.Errorf("natsremote: send task %q: %w", m.Task, err)
+	}
+	r.s.list(p)
+	return true, nil
+}
+
+// await waits for the answer to p, sent, or for ctx to end. answered
+// false means the node did not take the call (full, late, lacking the
+// task, or nobody listening) and Exchange sends it to another; otherwise
+// Exchange returns err.
+func (r *runner) await(ctx context.Context, m *transport.Call, p *pending) (answered bool, err error) {
+	select {
+	case a := <-p.answer:
+		if a.undelivered || a.kind == kindFull || a.kind == kindUnknown || a.kind == kindLate {
+			if a.kind == kindUnknown {
+				r.s.refuse(p.node, m.Task, a.body)
+			}
+			if !m.Handover.Unsend() {
+				return true, terminated(ctx) // and the node never ran it
+			}
+			return false, nil
+		}
+		if a.kind == kindEnded {
+			// The task's ctx ended on the node: it was terminated
+			// there. The hand-over stays "sent", so that a caller
+			// whose ctx ends now too hears ErrTerminated, not the
+			// plain ctx error of a call that never ran.
+			return true, r.s.read(m, p.node.id, a)
+		}
+		if !m.Handover.Reply() {
+			return true, terminated(ctx) // the caller gave up first; the task is over anyway
+		}
+		return true, r.s.read(m, p.node.id, a)
+	case <-ctx.Done():
+		m.Handover.Quit()
+		r.s.abandon(p, ctx)
+		return true, terminated(ctx)
 	}
 }
 

@@ -37,8 +37,8 @@ func (s *submitter) watch() {
 func (s *submitter) check(now time.Time) {
 	var pings []ping
 	s.mu.Lock()
-	if !s.settled && now.Sub(s.boundAt) >= s.o.Heartbeat {
-		s.settled = true
+	if !s.allSeen && now.Sub(s.boundAt) >= s.o.Heartbeat {
+		s.allSeen = true
 	}
 	for _, n := range s.nodes {
 		silent := n.silence(now)
@@ -82,9 +82,9 @@ func (s *submitter) check(now time.Time) {
 // same time, and starts none after the bound each carries. s.mu is held.
 func (s *submitter) lose(n *knownNode, why string) {
 	err := fmt.Errorf("%w: node %s %s", transport.ErrNodeLost, n.id, why)
-	s.drop(n, transport.Crashed, fmt.Errorf("%s, with %d calls in flight", why, len(n.calls))) // first: settle must not drop it again
+	s.drop(n, transport.Crashed, fmt.Errorf("%s, with %d calls in flight", why, len(n.calls))) // first: deliver must not drop it again
 	for _, p := range n.calls {
-		s.settle(p, answer{lost: err})
+		s.deliver(p, answer{lost: err})
 	}
 }
 

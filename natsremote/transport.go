@@ -28,7 +28,7 @@ func New(nc *nats.Conn, o Options) (*Transport, error) {
 	if nc == nil {
 		return nil, fmt.Errorf("natsremote: New with a nil *nats.Conn")
 	}
-	if err := o.settle(); err != nil {
+	if err := o.fillDefaults(); err != nil {
 		return nil, err
 	}
 	return &Transport{nc: nc, o: o}, nil
@@ -43,7 +43,7 @@ const bindTimeout = 10 * time.Second
 // pool's inbox and the nodes' adverts, asks the nodes to advertise, and
 // returns the pool's transport. It blocks for one round trip to the NATS
 // server (at most 10 s); it fails if the connection is closed.
-func (t *Transport) Bind(env transport.Env) (transport.Transport, error) {
+func (t *Transport) Bind(env transport.Env) (transport.Carrier, error) {
 	s := newSubmitter(t.nc, t.o, env)
 	if err := s.subscribe(); err != nil {
 		s.unsubscribe()

@@ -147,7 +147,7 @@ func submissionErr(ctx context.Context, registered bool) error {
 	return ctx.Err()
 }
 
-func (c *call[In, Out]) prepare(tr transport.Transport, stop context.Context) (err error) {
+func (c *call[In, Out]) prepare(tr transport.Carrier, stop context.Context) (err error) {
 	if tr != nil {
 		if c.payload, err = tr.Encode(c.def.name, c.trace, c.in, c.def.holdsIn); err != nil {
 			return err

@@ -193,7 +193,7 @@ func (c *call[In, Out]) fail(err error, tally *atomic.Uint64) bool {
 	}
 	tally.Add(1)
 	var zero Out
-	c.settle(zero, err)
+	c.complete(zero, err)
 	return true
 }
 

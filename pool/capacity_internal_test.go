@@ -8,7 +8,7 @@ import (
 )
 
 // A pool's capacity for any number of workers, as SetWorkers or a Remote
-// pool's live slots make it, follows the queue policy New settled.
+// pool's live slots make it, follows the queue policy New derived from the Options.
 func TestCapacityForWorkers(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -28,7 +28,7 @@ func TestCapacityForWorkers(t *testing.T) {
 		{math.MaxInt, 3, math.MaxInt},
 	}
 	for _, tt := range tests {
-		s, err := Options{Workers: 2, MaxQueue: tt.maxQueue}.settle()
+		s, err := Options{Workers: 2, MaxQueue: tt.maxQueue}.fillDefaults()
 		assert.NoError(t, err)
 		assert.Equal(t, tt.want, s.queue.capacityFor(tt.workers), "MaxQueue %d, %d workers", tt.maxQueue, tt.workers)
 	}
@@ -38,12 +38,12 @@ func TestCapacityForWorkers(t *testing.T) {
 // one stays (lowered only to fit under math.MaxInt).
 func TestSettingsSetWorkers(t *testing.T) {
 	t.Parallel()
-	s, err := Options{Workers: 4, MinWorkers: 3}.settle()
+	s, err := Options{Workers: 4, MinWorkers: 3}.fillDefaults()
 	assert.NoError(t, err)
 	s.setWorkers(2)
 	assert.Equal(t, Options{Workers: 2, MinWorkers: 2, MaxQueue: 4, IdleTimeout: DefaultIdleTimeout}, s.Options)
 	assert.Equal(t, 6, s.capacity)
-	big, err := Options{Workers: 2, MaxQueue: math.MaxInt - 2}.settle()
+	big, err := Options{Workers: 2, MaxQueue: math.MaxInt - 2}.fillDefaults()
 	assert.NoError(t, err)
 	big.setWorkers(4)
 	assert.Equal(t, math.MaxInt, big.capacity)

@@ -57,14 +57,14 @@ func (f *Future[Out]) Done() <-chan struct{} {
 	return *p
 }
 
-// claim reserves the right to settle the future; only one caller gets it.
-// Between claim and settle the winner may do its bookkeeping, so that it is
+// claim reserves the right to complete the future; only one caller gets it.
+// Between claim and complete the winner may do its bookkeeping, so that it is
 // done before the future's owner wakes.
 func (f *Future[Out]) claim() bool { return f.resolved.CompareAndSwap(false, true) }
 
-// settle stores the result and wakes whoever waits. Call it once, after a
+// complete stores the result and wakes whoever waits. Call it once, after a
 // successful claim.
-func (f *Future[Out]) settle(out Out, err error) {
+func (f *Future[Out]) complete(out Out, err error) {
 	f.out, f.err = out, err
 	f.wake()
 }

@@ -23,7 +23,7 @@ type job interface {
 	// code, before the pool's lock: it encodes the input for tr (nil for
 	// InProcess), so that a value that can't cross fails at once and costs
 	// no slot, and derives the task's context from the caller's and stop.
-	prepare(tr transport.Transport, stop context.Context) error
+	prepare(tr transport.Carrier, stop context.Context) error
 	// startSpan starts the task's span with t, for a pool of isolation
 	// iso, and if the task crosses to a worker process or node, encodes
 	// the trace context to send with it. On error the span is started

@@ -154,7 +154,7 @@ func TestIdleWorkersExit(t *testing.T) {
 	assert.Equal(t, 2, out)
 }
 
-// A busy worker is not retired, however long its task runs.
+// A busy worker is not dismissed, however long its task runs.
 func TestBusyWorkerIsNotReaped(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, pool.Options{Workers: 1, IdleTimeout: 10 * time.Millisecond})

@@ -239,7 +239,9 @@ func (s *settings) setWorkers(n int) {
 	}
 }
 
-func (o Options) settle() (settings, error) {
+// fillDefaults checks o and returns it as the pool's settings, its defaults
+// filled in.
+func (o Options) fillDefaults() (settings, error) {
 	if o.Workers < 0 {
 		return settings{}, fmt.Errorf("pool: Workers is %d, want >= 0", o.Workers)
 	}
@@ -290,7 +292,7 @@ func (o Options) settle() (settings, error) {
 	case o.Isolation != Remote && o.Transport != nil:
 		return settings{}, fmt.Errorf("pool: Options.Transport is set but Isolation is %v, which would ignore it", o.Isolation)
 	case o.Isolation == Subprocess:
-		if err := s.Subprocess.settle(); err != nil {
+		if err := s.Subprocess.fillDefaults(); err != nil {
 			return settings{}, err
 		}
 	}
@@ -306,11 +308,11 @@ func (o Options) settle() (settings, error) {
 // with each kind of worker; sealing keeps it free to, where a public
 // interface would freeze it.
 type Transport interface {
-	Bind(transport.Env) (transport.Transport, error)
+	Bind(transport.Env) (transport.Carrier, error)
 }
 
-// settle checks the Subprocess knobs and fills in their defaults.
-func (s *SubprocessOptions) settle() error {
+// fillDefaults checks the Subprocess knobs and fills in their defaults.
+func (s *SubprocessOptions) fillDefaults() error {
 	switch {
 	case s.TerminateGrace < 0:
 		return fmt.Errorf("pool: Subprocess.TerminateGrace is %v, want >= 0", s.TerminateGrace)

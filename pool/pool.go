@@ -28,7 +28,7 @@ type Pool struct {
 	idle     []*worker            // parked workers, most recently parked last
 	all      map[*worker]struct{} // every live worker
 	starting int                  // workers spawned that have not yet run
-	retiring int                  // workers told to exit (reaper, SetWorkers) that have not yet exited
+	exiting  int                  // workers told to exit (reaper, SetWorkers) that have not yet exited
 	inflight int                  // accepted and not yet finished: queued + running
 	waiters  waitList             // SubmitBlocking callers waiting for room
 	state    state
@@ -46,7 +46,7 @@ type Pool struct {
 	events poolEvents
 
 	// transport carries tasks to worker processes; nil for InProcess.
-	transport transport.Transport
+	transport transport.Carrier
 	// slots counts the transport's live slots, if it does (Remote): see
 	// capacity.go. nil otherwise.
 	slots transport.SlotCounter
@@ -77,7 +77,7 @@ const (
 // New returns a Pool configured by opts, with MinWorkers already started.
 // It returns an error for an invalid Options.
 func New(opts Options) (*Pool, error) {
-	s, err := opts.settle()
+	s, err := opts.fillDefaults()
 	if err != nil {
 		return nil, err
 	}

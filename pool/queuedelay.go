@@ -16,11 +16,12 @@ import (
 // with 503.
 //
 // The limits are fixed (Target, Interval), or scale with the pool's own
-// tasks (TargetRuns, IntervalRuns), or both: the larger applies. The unit
-// of the scaled ones is the time the pool takes to finish one task when
-// every worker is busy, its recent average run time ÷ Workers — the same
-// unit Shed predicts waits in. Until a task has finished there is no unit
-// and only the fixed limits apply; with none set, nothing is failed.
+// tasks (TargetDrainTimes, IntervalDrainTimes), or both: the larger
+// applies. The unit of the scaled ones, one drain time, is the time the
+// pool takes to finish one task when every worker is busy, its recent
+// average run time ÷ Workers — the same unit Shed predicts waits in.
+// Until a task has finished there is no unit and only the fixed limits
+// apply; with none set, nothing is failed.
 //
 // The trade-off: without it, a standing queue serves every task late, each
 // after the full queue wait; with it, the oldest tasks are dropped so that
@@ -41,9 +42,10 @@ type QueueDelay struct {
 	// Interval is the longest wait otherwise, and the window for
 	// "standing".
 	Interval time.Duration
-	// TargetRuns and IntervalRuns raise Target and Interval to that many
-	// drain times of one task (RecentRunTime ÷ Workers), when larger.
-	TargetRuns, IntervalRuns float64
+	// TargetDrainTimes and IntervalDrainTimes raise Target and Interval
+	// to that many drain times of one task (RecentRunTime ÷ Workers), when
+	// larger.
+	TargetDrainTimes, IntervalDrainTimes float64
 }
 
 // DefaultQueueDelay is measured, not the paper's: in a standing queue a
@@ -54,7 +56,7 @@ type QueueDelay struct {
 // (go run ./bench/lab -sweep).
 var DefaultQueueDelay = QueueDelay{
 	Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond,
-	TargetRuns: 2, IntervalRuns: 4,
+	TargetDrainTimes: 2, IntervalDrainTimes: 4,
 }
 
 func (q QueueDelay) enabled() bool { return q != QueueDelay{} }
@@ -65,12 +67,12 @@ func (q QueueDelay) check() error {
 	}
 	bad := func(f float64) bool { return f < 0 || math.IsNaN(f) || math.IsInf(f, 0) }
 	switch {
-	case q.Target < 0 || q.Interval < 0 || bad(q.TargetRuns) || bad(q.IntervalRuns):
+	case q.Target < 0 || q.Interval < 0 || bad(q.TargetDrainTimes) || bad(q.IntervalDrainTimes):
 		return fmt.Errorf("pool: QueueDelay %+v: negative or not finite", q)
-	case q.Target == 0 && q.TargetRuns == 0, q.Interval == 0 && q.IntervalRuns == 0:
-		return fmt.Errorf("pool: QueueDelay %+v: want a Target (or TargetRuns) and an Interval (or IntervalRuns)", q)
-	case q.Interval > 0 && q.Target > q.Interval, q.IntervalRuns > 0 && q.TargetRuns > q.IntervalRuns:
-		return fmt.Errorf("pool: QueueDelay %+v: want Target <= Interval and TargetRuns <= IntervalRuns", q)
+	case q.Target == 0 && q.TargetDrainTimes == 0, q.Interval == 0 && q.IntervalDrainTimes == 0:
+		return fmt.Errorf("pool: QueueDelay %+v: want a Target (or TargetDrainTimes) and an Interval (or IntervalDrainTimes)", q)
+	case q.Interval > 0 && q.Target > q.Interval, q.IntervalDrainTimes > 0 && q.TargetDrainTimes > q.IntervalDrainTimes:
+		return fmt.Errorf("pool: QueueDelay %+v: want Target <= Interval and TargetDrainTimes <= IntervalDrainTimes", q)
 	}
 	return nil
 }
@@ -81,7 +83,7 @@ func (q QueueDelay) limits(unit time.Duration) (target, interval time.Duration) 
 	scaled := func(fixed time.Duration, runs float64) time.Duration {
 		return max(fixed, time.Duration(runs*float64(unit)))
 	}
-	target, interval = scaled(q.Target, q.TargetRuns), scaled(q.Interval, q.IntervalRuns)
+	target, interval = scaled(q.Target, q.TargetDrainTimes), scaled(q.Interval, q.IntervalDrainTimes)
 	if target <= 0 {
 		return 0, 0
 	}

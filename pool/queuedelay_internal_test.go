@@ -21,8 +21,8 @@ func TestQueueDelayLimits(t *testing.T) {
 		{"scaled target, floor interval", DefaultQueueDelay, 10 * ms, 20 * ms, 100 * ms},
 		{"floors above the scaled", DefaultQueueDelay, ms, 5 * ms, 100 * ms},
 		{"unit not known yet: floors", DefaultQueueDelay, 0, 5 * ms, 100 * ms},
-		{"scaled only, unit not known yet: fail nothing", QueueDelay{TargetRuns: 1, IntervalRuns: 4}, 0, 0, 0},
-		{"interval never below target", QueueDelay{TargetRuns: 2, Interval: 100 * ms}, 200 * ms, 400 * ms, 400 * ms},
+		{"scaled only, unit not known yet: fail nothing", QueueDelay{TargetDrainTimes: 1, IntervalDrainTimes: 4}, 0, 0, 0},
+		{"interval never below target", QueueDelay{TargetDrainTimes: 2, Interval: 100 * ms}, 200 * ms, 400 * ms, 400 * ms},
 	}
 	for _, tt := range tests {
 		target, interval := tt.q.limits(tt.unit)
@@ -44,6 +44,6 @@ func TestQueueDelayOverdue(t *testing.T) {
 	assert.True(t, late)
 	assert.Equal(t, 5*time.Millisecond, limit)
 	// Scaled only, before the first task finished: nothing is failed.
-	_, late = QueueDelay{TargetRuns: 1, IntervalRuns: 4}.overdue(0, 10_000*ms, -10_000*ms, 0)
+	_, late = QueueDelay{TargetDrainTimes: 1, IntervalDrainTimes: 4}.overdue(0, 10_000*ms, -10_000*ms, 0)
 	assert.False(t, late)
 }

@@ -21,7 +21,7 @@ func TestQueueDelayFollowsSetWorkers(t *testing.T) {
 	t.Parallel()
 	// After a 40 ms task: with 4 workers one task drains in 10 ms
 	// (Target 20 ms, Interval 40 ms); with 1, in 40 ms (80 ms, 160 ms).
-	qd := pool.QueueDelay{Target: time.Millisecond, Interval: 2 * time.Millisecond, TargetRuns: 2, IntervalRuns: 4}
+	qd := pool.QueueDelay{Target: time.Millisecond, Interval: 2 * time.Millisecond, TargetDrainTimes: 2, IntervalDrainTimes: 4}
 
 	t.Run("fewer workers, longer waits", func(t *testing.T) {
 		t.Parallel()

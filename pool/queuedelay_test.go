@@ -74,8 +74,8 @@ func TestQueueDelayValidation(t *testing.T) {
 	t.Parallel()
 	for _, qd := range []pool.QueueDelay{
 		{Target: time.Second}, {Interval: time.Second}, {Target: 2 * time.Second, Interval: time.Second}, {Target: -1, Interval: time.Second},
-		{TargetRuns: 1}, {IntervalRuns: 1}, {TargetRuns: 2, IntervalRuns: 1}, {TargetRuns: -1, IntervalRuns: 1},
-		{TargetRuns: math.NaN(), IntervalRuns: 1}, {TargetRuns: 1, IntervalRuns: math.Inf(1)},
+		{TargetDrainTimes: 1}, {IntervalDrainTimes: 1}, {TargetDrainTimes: 2, IntervalDrainTimes: 1}, {TargetDrainTimes: -1, IntervalDrainTimes: 1},
+		{TargetDrainTimes: math.NaN(), IntervalDrainTimes: 1}, {TargetDrainTimes: 1, IntervalDrainTimes: math.Inf(1)},
 	} {
 		_, err := pool.New(pool.Options{QueueDelay: qd})
 		require.Error(t, err, "%+v", qd)
@@ -83,7 +83,7 @@ func TestQueueDelayValidation(t *testing.T) {
 	}
 	for _, qd := range []pool.QueueDelay{
 		pool.DefaultQueueDelay, {Target: time.Millisecond, Interval: time.Second},
-		{TargetRuns: 1, IntervalRuns: 4}, {Target: time.Millisecond, IntervalRuns: 4}, {TargetRuns: 1, Interval: time.Second},
+		{TargetDrainTimes: 1, IntervalDrainTimes: 4}, {Target: time.Millisecond, IntervalDrainTimes: 4}, {TargetDrainTimes: 1, Interval: time.Second},
 	} {
 		p, err := pool.New(pool.Options{QueueDelay: qd})
 		require.NoError(t, err, "%+v", qd)
@@ -113,7 +113,7 @@ func testQueueDelayIdleQueueIsNotStanding(t *testing.T) {
 	assert.Equal(t, 1, out)
 }
 
-// TargetRuns and IntervalRuns scale the limits with the pool's run time:
+// TargetDrainTimes and IntervalDrainTimes scale the limits with the pool's run time:
 // after a 10 ms task, 50 runs is 500 ms, so a 60 ms wait (far past the
 // fixed 1 ms/2 ms) in a queue standing for 60 ms is fine.
 func TestQueueDelayScalesWithRunTime(t *testing.T) {
@@ -123,7 +123,7 @@ func TestQueueDelayScalesWithRunTime(t *testing.T) {
 
 func testQueueDelayScalesWithRunTime(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 10,
-		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: 2 * time.Millisecond, TargetRuns: 50, IntervalRuns: 100}})
+		QueueDelay: pool.QueueDelay{Target: time.Millisecond, Interval: 2 * time.Millisecond, TargetDrainTimes: 50, IntervalDrainTimes: 100}})
 	_, err := pool.Run(context.Background(), p, nap, 10*time.Millisecond)
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Millisecond, p.Load().RecentRunTime, "the bubble's clock times the run exactly")

@@ -197,6 +197,6 @@ func TestDefaults(t *testing.T) {
 // refusingTransport is a Remote transport that can't be bound.
 type refusingTransport struct{}
 
-func (refusingTransport) Bind(transport.Env) (transport.Transport, error) {
+func (refusingTransport) Bind(transport.Env) (transport.Carrier, error) {
 	return nil, errors.New("pool: test transport refuses to bind")
 }

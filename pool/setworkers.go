@@ -49,7 +49,7 @@ func (p *Pool) SetWorkers(n int) error {
 	}
 	p.opts.setWorkers(n)
 	p.setLimits()
-	p.retireIdleAbove(n)
+	p.dismissIdleAbove(n)
 	for range min(p.queue.n, n-p.staying()) {
 		p.spawn() // for the queued tasks; more start on demand
 	}
@@ -62,13 +62,13 @@ func (p *Pool) SetWorkers(n int) error {
 	return nil
 }
 
-// retireIdleAbove tells idle workers to exit, the longest parked first,
+// dismissIdleAbove tells idle workers to exit, the longest parked first,
 // until the pool keeps n workers or none is idle; busy workers above n
 // exit when their task returns (see work). p.mu is held.
-func (p *Pool) retireIdleAbove(n int) {
+func (p *Pool) dismissIdleAbove(n int) {
 	k := min(max(p.staying()-n, 0), len(p.idle))
 	for _, w := range p.idle[:k] {
-		p.tellToRetire(w)
+		p.dismiss(w)
 	}
 	p.idle = append(p.idle[:0], p.idle[k:]...)
 }

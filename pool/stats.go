@@ -100,7 +100,7 @@ func (s ShedStats) Count(reason ShedReason) uint64 {
 }
 
 // tally is what one worker records about the tasks it ran. It is written
-// and read under the pool's lock: the worker records a task as it settles
+// and read under the pool's lock: the worker records a task as it finishes
 // it, between two tasks, when it holds the lock anyway.
 type tally struct {
 	waitTime, runTime           histogram
@@ -147,9 +147,9 @@ type recorder struct {
 	rejected, canceled, terminated, crashed, recycled, slow atomic.Uint64
 	shed                                                    [ShedDeadline + 1]atomic.Uint64 // by ShedReason; [0] unused
 
-	retired      tally // of workers that have exited; guarded by the pool's lock
-	retiredNanos int64 // their summed lifetime; guarded by the pool's lock
-	recentRun    atomic.Int64
+	exited      tally // of workers that have exited; guarded by the pool's lock
+	exitedNanos int64 // their summed lifetime; guarded by the pool's lock
+	recentRun   atomic.Int64
 }
 
 // noteRun feeds an EWMA (weight 1/8) of run time for predictions. Racing
@@ -183,10 +183,10 @@ func (p *Pool) Stats() Stats {
 		Queued:    int(r.queued.Load()),
 		Submitted: r.submitted,
 	}
-	sum.merge(&r.retired)
+	sum.merge(&r.exited)
 	tasks := map[string]TaskStats{}
-	r.retired.addTasksTo(tasks)
-	lived := r.retiredNanos
+	r.exited.addTasksTo(tasks)
+	lived := r.exitedNanos
 	var running, oldest int64
 	for w := range p.all {
 		sum.merge(&w.tally)

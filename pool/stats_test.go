@@ -201,6 +201,6 @@ func occupy(t *testing.T, p *pool.Pool) (free func()) {
 		close(release)
 		_, err := f.Wait()
 		require.NoError(t, err)
-		synctest.Wait() // the worker has settled the task
+		synctest.Wait() // the worker has finished the task
 	}
 }

@@ -15,7 +15,7 @@ type TaskStats struct {
 // taskTallies is one worker's counts by task name, kept off the task's
 // path: the worker's tally counts every task anyway, so a run of tasks of
 // one name is charged to that name only when the worker turns to another
-// name (or retires), as the tally's growth since the run began. Turning,
+// name (or exits), as the tally's growth since the run began. Turning,
 // charging and reading all happen under the pool's lock; the counts only
 // grow, so no reading goes backwards.
 type taskTallies struct {

@@ -6,8 +6,8 @@ import (
 )
 
 // bindTransport makes the transport of a Subprocess or Remote pool, from
-// its settled options; nil for InProcess.
-func (p *Pool) bindTransport() (transport.Transport, error) {
+// its options, defaults filled in; nil for InProcess.
+func (p *Pool) bindTransport() (transport.Carrier, error) {
 	s := p.opts
 	ev, logger := p.events, p.events.logger
 	switch s.Isolation {

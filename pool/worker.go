@@ -13,7 +13,7 @@ type worker struct {
 	wake     chan struct{} // buffered 1: a send means "look at the queue"
 	handoff  job           // set with a wake: run this, it was never queued
 	current  job           // the job it runs, nil while idle
-	retire   bool          // told by the reaper to exit
+	dismiss  bool          // told by the reaper or SetWorkers to exit
 	idleTick uint64        // the reaper's tick when it last parked
 	born     int64
 	// startedAt is when current started; the worker sets it after a
@@ -61,18 +61,18 @@ func (p *Pool) startReaper() {
 }
 
 // staying is how many workers the pool keeps: alive or starting, less
-// those told to retire. p.mu is held.
-func (p *Pool) staying() int { return len(p.all) + p.starting - p.retiring }
+// those dismissed. p.mu is held.
+func (p *Pool) staying() int { return len(p.all) + p.starting - p.exiting }
 
-// tellToRetire makes idle w exit. p.mu is held; w is no longer in p.idle.
-func (p *Pool) tellToRetire(w *worker) {
-	w.retire = true
-	p.retiring++
+// dismiss makes idle w exit. p.mu is held; w is no longer in p.idle.
+func (p *Pool) dismiss(w *worker) {
+	w.dismiss = true
+	p.exiting++
 	w.wake <- struct{}{} // buffered, and w was idle: never blocks
 }
 
 // work is a worker's life: take the oldest job, run it, repeat; park when
-// the queue is empty; exit when retired, closed, or drained. A finished
+// the queue is empty; exit when dismissed, closed, or drained. A finished
 // job's slot is freed before its caller is woken, so that a caller who
 // submits again at once never finds its own old task still counted.
 func (p *Pool) work(w *worker) {
@@ -98,47 +98,12 @@ func (p *Pool) work(w *worker) {
 	for {
 		var start int64 // 0 for a fresh clock reading
 		if done.job != nil {
-			p.settle(w, done)
+			p.finishJob(w, done)
 			start = done.end // the next task starts as this one ends
 		}
-		// A worker told to retire, or one above Workers since SetWorkers
-		// lowered it, exits rather than take another task.
-		leaving := w.retire || p.staying() > p.opts.Workers
-		var j job
-		var wait int64
-		if !leaving {
-			j, wait = p.take(w, start)
-		}
+		j, wait := p.nextJob(w, start, done)
 		if j == nil {
-			if leaving || p.state == closed || (p.state == draining && p.queue.n == 0) {
-				p.retire(w)
-				p.mu.Unlock()
-				w.letGoShed()
-				p.announce(done)
-				if w.runner != nil {
-					w.runner.Close()
-				}
-				return
-			}
-			w.idleTick = p.tick
-			w.startedAt.Store(0) // no task: see startedAt
-			p.idle = append(p.idle, w)
-			p.mu.Unlock()
-			w.letGoShed()
-			p.announce(done)
-			done = finished{}
-			<-w.wake
-			if j = w.handoff; j == nil {
-				p.mu.Lock()
-				continue
-			}
-			w.handoff = nil
-			w.startedAt.Store(now())
-			w.maxWait = p.handoffWait()
-		} else {
-			p.mu.Unlock()
-			w.letGoShed()
-			p.announce(done)
+			return
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
 		running = true
@@ -155,16 +120,65 @@ func (p *Pool) work(w *worker) {
 	}
 }
 
+// nextJob gives w its next job and how long it waited: the oldest queued
+// one (start as in take), or one handed to w while it parks. nil means w
+// has left the pool: it was dismissed, or the pool closed or drained.
+// done, the job w last ran, is announced once p.mu is released. p.mu is
+// held on entry and released on return.
+func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
+	for {
+		// A dismissed worker, or one above Workers since SetWorkers
+		// lowered it, exits rather than take another task.
+		leaving := w.dismiss || p.staying() > p.opts.Workers
+		var j job
+		var wait int64
+		if !leaving {
+			j, wait = p.take(w, start)
+		}
+		if j != nil {
+			p.mu.Unlock()
+			w.letGoShed()
+			p.announce(done)
+			return j, wait
+		}
+		if leaving || p.state == closed || (p.state == draining && p.queue.n == 0) {
+			p.removeWorker(w)
+			p.mu.Unlock()
+			w.letGoShed()
+			p.announce(done)
+			if w.runner != nil {
+				w.runner.Close()
+			}
+			return nil, 0
+		}
+		w.idleTick = p.tick
+		w.startedAt.Store(0) // no task: see startedAt
+		p.idle = append(p.idle, w)
+		p.mu.Unlock()
+		w.letGoShed()
+		p.announce(done)
+		done, start = finished{}, 0
+		<-w.wake
+		if j = w.handoff; j != nil {
+			w.handoff = nil
+			w.startedAt.Store(now())
+			w.maxWait = p.handoffWait()
+			return j, 0
+		}
+		p.mu.Lock()
+	}
+}
+
 // Started records that the runner sent w's task where it runs (see
 // transport.Call.Start).
 func (w *worker) Started() { w.sentAt = now() }
 
-// settle does the pool's part of a job w has run, before its caller is
+// finishJob does the pool's part of a job w has run, before its caller is
 // woken (see announce): it counts the job in w's tally, lets go of the
 // job's input and ctx, and frees its worker and its slot. p.mu is held:
 // the worker takes it between two tasks anyway, so the tally is plain
 // fields that Stats reads under the same lock.
-func (p *Pool) settle(w *worker, f finished) {
+func (p *Pool) finishJob(w *worker, f finished) {
 	j := f.job
 	if f.outcome == dropped {
 		p.stats.canceled.Add(1) // as QueueDelay's drops from the queue
@@ -187,8 +201,8 @@ func (p *Pool) goexited(w *worker, f finished) {
 	f.outcome = f.job.exited()
 	f.end = now()
 	p.mu.Lock()
-	p.settle(w, f)
-	p.retire(w)
+	p.finishJob(w, f)
+	p.removeWorker(w)
 	if p.state != closed && p.staying() < p.opts.Workers &&
 		(p.queue.n > 0 || p.staying() < p.opts.MinWorkers) {
 		p.spawn()
@@ -208,9 +222,9 @@ type finished struct {
 	outcome    outcome
 }
 
-// announce wakes the caller of a settled job whose future its run
+// announce wakes the caller of a finished job whose future its run
 // claimed, and lets go of the job; a zero f is nothing to announce.
-// Settled first, the job is counted in Stats by the time its caller wakes.
+// Finished first, the job is counted in Stats by the time its caller wakes.
 func (p *Pool) announce(f finished) {
 	if f.job == nil {
 		return
@@ -284,25 +298,25 @@ func (p *Pool) assign(w *worker, j job) {
 	}
 }
 
-// retire removes w from the pool as it exits. p.mu is held.
-func (p *Pool) retire(w *worker) {
+// removeWorker removes w from the pool as it exits. p.mu is held.
+func (p *Pool) removeWorker(w *worker) {
 	delete(p.all, w)
-	if w.retire {
-		p.retiring--
+	if w.dismiss {
+		p.exiting--
 	}
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
-	p.stats.retired.merge(&w.tally)
-	p.stats.retired.tasks.merge(&w.tally)
-	p.stats.retiredNanos += now() - w.born
+	p.stats.exited.merge(&w.tally)
+	p.stats.exited.tasks.merge(&w.tally)
+	p.stats.exitedNanos += now() - w.born
 	p.checkDrained()
 }
 
 // reapTicks is how many reaper ticks (each IdleTimeout/4) a worker must
-// stay parked before it is retired: it exits between 1 and 1.25 times
+// stay parked before it is dismissed: it exits between 1 and 1.25 times
 // IdleTimeout after its last task.
 const reapTicks = 5
 
-// reap retires workers above MinWorkers that have been idle for
+// reap dismisses workers above MinWorkers that have been idle for
 // IdleTimeout. One reaper runs while the pool has such workers, so that
 // parking a worker costs no timer on the hot path.
 func (p *Pool) reap() {
@@ -320,7 +334,7 @@ func (p *Pool) reap() {
 		kept := p.idle[:0]
 		for _, w := range p.idle { // oldest-parked first
 			if surplus > 0 && p.tick-w.idleTick >= reapTicks {
-				p.tellToRetire(w)
+				p.dismiss(w)
 				surplus--
 				continue
 			}

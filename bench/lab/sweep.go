@@ -32,9 +32,9 @@ func sweepSettings(jobTime time.Duration) []sweepSetting {
 	out := []sweepSetting{{"off", pool.QueueDelay{}}, {"5ms/100ms (Fail at Scale)", paper}}
 	for _, m := range []struct{ target, interval float64 }{{1, 4}, {2, 4}, {2, 8}} {
 		d := paper
-		d.TargetRuns, d.IntervalRuns = m.target, m.interval
+		d.TargetDrainTimes, d.IntervalDrainTimes = m.target, m.interval
 		target, interval := max(d.Target, time.Duration(m.target*float64(jobTime))), max(d.Interval, time.Duration(m.interval*float64(jobTime)))
-		out = append(out, sweepSetting{fmt.Sprintf("%g/%g runs, floors 5ms/100ms (%v/%v)", m.target, m.interval, target, interval), d})
+		out = append(out, sweepSetting{fmt.Sprintf("%g/%g drain times, floors 5ms/100ms (%v/%v)", m.target, m.interval, target, interval), d})
 	}
 	return append(out, sweepSetting{"pool.DefaultQueueDelay", pool.DefaultQueueDelay})
 }

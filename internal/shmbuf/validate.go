@@ -23,7 +23,7 @@ func ValidateMessage(data []byte) error {
 		c := data[pos]
 		pos++
 		pending--
-		var fixed, lenBytes, items int
+		var fixed, items int
 		switch {
 		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
 		case c <= 0x8f:
@@ -33,60 +33,10 @@ func ValidateMessage(data []byte) error {
 		case c <= 0xbf:
 			fixed = int(c & 0x1f)
 		default:
-			switch c {
-			case 0xc4, 0xd9:
-				lenBytes = 1
-			case 0xc5, 0xda:
-				lenBytes = 2
-			case 0xc6, 0xdb:
-				lenBytes = 4
-			case 0xc7:
-				lenBytes, fixed = 1, 1
-			case 0xc8:
-				lenBytes, fixed = 2, 1
-			case 0xc9:
-				lenBytes, fixed = 4, 1
-			case 0xca, 0xce, 0xd2:
-				fixed = 4
-			case 0xcb, 0xcf, 0xd3:
-				fixed = 8
-			case 0xcc, 0xd0:
-				fixed = 1
-			case 0xcd, 0xd1:
-				fixed = 2
-			case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8:
-				fixed = 1 + 1<<(c-0xd4)
-			case 0xdc, 0xde:
-				n, err := readLen(data, pos, 2)
-				if err != nil {
-					return err
-				}
-				pos += 2
-				items = n
-				if c == 0xde {
-					items = 2 * n
-				}
-			case 0xdd, 0xdf:
-				n, err := readLen(data, pos, 4)
-				if err != nil {
-					return err
-				}
-				pos += 4
-				items = n
-				if c == 0xdf {
-					items = 2 * n
-				}
-			default:
-				return fmt.Errorf("%w: invalid code 0x%x at byte %d", ErrBadMessage, c, pos-1)
-			}
-		}
-		if lenBytes > 0 {
-			n, err := readLen(data, pos, lenBytes)
-			if err != nil {
+			var err error
+			if fixed, items, pos, err = readSized(data, pos, c); err != nil {
 				return err
 			}
-			pos += lenBytes
-			fixed += n
 		}
 		if fixed > len(data)-pos {
 			return fmt.Errorf("%w: %d bytes claimed at byte %d, %d left", ErrBadMessage, fixed, pos, len(data)-pos)
@@ -99,6 +49,75 @@ func ValidateMessage(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// readSized reads the length or count that follows code c (0xc1 to 0xdf,
+// whose sizes headerOf gives) at data[pos:]: it returns the bytes of the
+// value that follow, the values it holds (an array's or map's items), and
+// the position after the length or count.
+func readSized(data []byte, pos int, c byte) (fixed, items, next int, err error) {
+	fixed, lenBytes, counted, ok := headerOf(c)
+	if !ok {
+		return 0, 0, pos, fmt.Errorf("%w: invalid code 0x%x at byte %d", ErrBadMessage, c, pos-1)
+	}
+	if counted > 0 { // an array or a map: its count comes first
+		n, err := readLen(data, pos, counted)
+		if err != nil {
+			return 0, 0, pos, err
+		}
+		pos += counted
+		items = n
+		if c == 0xde || c == 0xdf {
+			items = 2 * n
+		}
+	}
+	if lenBytes > 0 {
+		n, err := readLen(data, pos, lenBytes)
+		if err != nil {
+			return 0, 0, pos, err
+		}
+		pos += lenBytes
+		fixed += n
+	}
+	return fixed, items, pos, nil
+}
+
+// headerOf says what follows code c, a code of 0xc1 to 0xdf: fixed bytes,
+// a length of lenBytes bytes that counts more bytes, or (an array or map
+// of 16 or 32) a count of counted bytes. ok is false for a code msgpack
+// does not define.
+func headerOf(c byte) (fixed, lenBytes, counted int, ok bool) {
+	switch c {
+	case 0xc4, 0xd9:
+		lenBytes = 1
+	case 0xc5, 0xda:
+		lenBytes = 2
+	case 0xc6, 0xdb:
+		lenBytes = 4
+	case 0xc7:
+		lenBytes, fixed = 1, 1
+	case 0xc8:
+		lenBytes, fixed = 2, 1
+	case 0xc9:
+		lenBytes, fixed = 4, 1
+	case 0xca, 0xce, 0xd2:
+		fixed = 4
+	case 0xcb, 0xcf, 0xd3:
+		fixed = 8
+	case 0xcc, 0xd0:
+		fixed = 1
+	case 0xcd, 0xd1:
+		fixed = 2
+	case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8:
+		fixed = 1 + 1<<(c-0xd4)
+	case 0xdc, 0xde:
+		counted = 2
+	case 0xdd, 0xdf:
+		counted = 4
+	default:
+		return 0, 0, 0, false
+	}
+	return fixed, lenBytes, counted, true
 }
 
 // readLen reads a big-endian length of size bytes at data[pos:].

@@ -65,29 +65,7 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		if v.IsNil() {
-			return v, nil
-		}
-		key := ptrKey{v.UnsafePointer(), t}
-		if p, ok := w.ptrs.get(key); ok {
-			return p, nil
-		}
-		if info.buffer {
-			p, fresh := newBufferOf(t)
-			if err := w.replace(handleIn(v), fresh); err != nil {
-				return v, err
-			}
-			w.ptrs.put(key, p)
-			return p, nil
-		}
-		p := reflect.New(t.Elem())
-		w.ptrs.put(key, p)
-		elem, err := w.rewrite(v.Elem())
-		if err != nil {
-			return v, err
-		}
-		p.Elem().Set(elem)
-		return p, nil
+		return w.rewritePointer(v, info)
 	case reflect.Interface:
 		if v.IsNil() {
 			return v, nil
@@ -113,38 +91,80 @@ func (w *rewriter) rewrite(v reflect.Value) (reflect.Value, error) {
 		out := reflect.New(t).Elem()
 		return out, w.elements(v, out)
 	case reflect.Map:
-		if v.IsNil() {
-			return v, nil
-		}
-		out := reflect.MakeMapWithSize(t, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			key := it.Key()
-			if w.deep { // a move looks at map values only, as msgpack's walkers do
-				var err error
-				if key, err = w.rewrite(key); err != nil {
-					return v, err
-				}
-			}
-			elem, err := w.rewrite(it.Value())
-			if err != nil {
-				return v, err
-			}
-			out.SetMapIndex(key, elem)
-		}
-		return out, nil
+		return w.rewriteMap(v)
 	case reflect.Struct:
-		out := reflect.New(t).Elem()
-		out.Set(v)
-		for _, i := range info.fields {
-			f, err := w.rewrite(v.Field(i))
-			if err != nil {
-				return v, err
-			}
-			out.Field(i).Set(f)
-		}
-		return out, nil
+		return w.rewriteStruct(v, info)
 	}
 	return v, nil
+}
+
+// rewritePointer rewrites the value v points to into a new one, or v, a
+// *Buffer, into its replacement; a pointer met before maps to the same
+// copy.
+func (w *rewriter) rewritePointer(v reflect.Value, info *typeInfo) (reflect.Value, error) {
+	if v.IsNil() {
+		return v, nil
+	}
+	t := v.Type()
+	key := ptrKey{v.UnsafePointer(), t}
+	if p, ok := w.ptrs.get(key); ok {
+		return p, nil
+	}
+	if info.buffer {
+		p, fresh := newBufferOf(t)
+		if err := w.replace(handleIn(v), fresh); err != nil {
+			return v, err
+		}
+		w.ptrs.put(key, p)
+		return p, nil
+	}
+	p := reflect.New(t.Elem())
+	w.ptrs.put(key, p) // before the walk below, so that a cycle ends here
+	elem, err := w.rewrite(v.Elem())
+	if err != nil {
+		return v, err
+	}
+	p.Elem().Set(elem)
+	return p, nil
+}
+
+// rewriteMap rewrites map v into a new map: its values, and for a Copy
+// its keys too.
+func (w *rewriter) rewriteMap(v reflect.Value) (reflect.Value, error) {
+	if v.IsNil() {
+		return v, nil
+	}
+	out := reflect.MakeMapWithSize(v.Type(), v.Len())
+	for it := v.MapRange(); it.Next(); {
+		key := it.Key()
+		if w.deep { // a move looks at map values only, as msgpack's walkers do
+			var err error
+			if key, err = w.rewrite(key); err != nil {
+				return v, err
+			}
+		}
+		elem, err := w.rewrite(it.Value())
+		if err != nil {
+			return v, err
+		}
+		out.SetMapIndex(key, elem)
+	}
+	return out, nil
+}
+
+// rewriteStruct copies struct v and rewrites the fields that info says
+// lead to what the rewrite replaces.
+func (w *rewriter) rewriteStruct(v reflect.Value, info *typeInfo) (reflect.Value, error) {
+	out := reflect.New(v.Type()).Elem()
+	out.Set(v)
+	for _, i := range info.fields {
+		f, err := w.rewrite(v.Field(i))
+		if err != nil {
+			return v, err
+		}
+		out.Field(i).Set(f)
+	}
+	return out, nil
 }
 
 func (w *rewriter) elements(v, out reflect.Value) error {

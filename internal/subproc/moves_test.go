@@ -180,7 +180,7 @@ func TestServeMoves(t *testing.T) {
 	link := newPeerLink(parent.MaxFrame())
 	defer link.close()
 
-	sp := &Transport{maxPayload: 1 << 20}
+	sp := &ProcessCarrier{maxPayload: 1 << 20}
 	body, segs, _, err := sp.encodeMoving(link.peer, "proc.internal.add", nil, [2]int{2, 3})
 	require.NoError(t, err)
 	f := workerproc.Frame{Kind: kindCall, ID: 1, Body: body}

@@ -77,7 +77,7 @@ func FuzzParseFrames(f *testing.F) {
 // always lists every task: fake a hello that lacks it.
 func TestExchangeUnknownTask(t *testing.T) {
 	t.Parallel()
-	r := &runner{sp: &Transport{}, id: 7}
+	r := &runner{sp: &ProcessCarrier{}, id: 7}
 	r.cur = &child{pid: 4242, tasks: map[string]struct{}{"other": {}}, gone: make(chan struct{})}
 	err := r.Exchange(context.Background(), &transport.Call{Task: "proc.add", Handover: new(transport.Handover)})
 	require.ErrorIs(t, err, transport.ErrUnknownTask)
@@ -159,7 +159,7 @@ func TestServe(t *testing.T) {
 
 func TestCodecErrors(t *testing.T) {
 	t.Parallel()
-	sp := &Transport{maxPayload: 16}
+	sp := &ProcessCarrier{maxPayload: 16}
 	_, err := sp.encode("t", nil, func() {})
 	require.ErrorContains(t, err, `pool: encode input of task "t"`)
 	_, err = sp.encode("t", nil, make([]byte, 17))

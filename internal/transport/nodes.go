@@ -15,13 +15,13 @@ type NodeStats struct {
 	AdvertAge time.Duration
 }
 
-// NodeLister is a Transport that runs tasks on nodes and can list them.
+// NodeLister is a Carrier that runs tasks on nodes and can list them.
 // Nodes is safe for concurrent use and never blocks on the network.
 type NodeLister interface {
 	Nodes() []NodeStats
 }
 
-// SlotCounter is a Transport whose workers come and go, such as a Remote
+// SlotCounter is a Carrier whose workers come and go, such as a Remote
 // pool's nodes: Slots is how many calls its live workers can run at once,
 // or -1 while it does not know yet (just bound, still discovering). The
 // pool admits no more than that allows. Slots is safe for concurrent use

@@ -3,7 +3,7 @@
 // (internal/subproc) and worker nodes on other machines (natsremote).
 //
 // The pool keeps admission, the queue, the workers' goroutines and the
-// books; a Transport carries one task at a time per worker goroutine to
+// books; a Carrier carries one task at a time per worker goroutine to
 // wherever it runs, through the Runner it makes for that goroutine, and
 // reports what happened to its processes or nodes through Events rather
 // than reaching into the pool. Whether a running task can be stopped from
@@ -19,9 +19,9 @@ import (
 	"github.com/offloadgo/offload/internal/shmbuf"
 )
 
-// Transport carries one pool's tasks. Its methods are safe for concurrent
+// Carrier carries one pool's tasks. Its methods are safe for concurrent
 // use.
-type Transport interface {
+type Carrier interface {
 	// Encode turns a task's input into the call's payload on the
 	// submitter's goroutine, before admission, so that a value that can't
 	// cross fails at once and costs no slot. An input whose type can hold
@@ -140,7 +140,7 @@ type Env struct {
 	Logger *slog.Logger
 }
 
-// Resizer is a Transport that sizes what it holds by the pool's Workers
+// Resizer is a Carrier that sizes what it holds by the pool's Workers
 // (Env.Workers): Resize tells it the pool's new Workers after
 // Pool.SetWorkers, in the order they took effect, outside the pool's
 // lock. It must not block.

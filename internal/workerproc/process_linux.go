@@ -100,28 +100,12 @@ func spawn(s Spec) (*Process, error) {
 		child[i] = os.NewFile(uintptr(fd), "offload-worker-channel")
 	}
 	defer closeFiles(child[:]...)
-	var r, w [2]*os.File
-	for i := range r {
-		if r[i], w[i], err = os.Pipe(); err != nil {
-			conn.Close()
-			closeFiles(r[:i]...)
-			closeFiles(w[:i]...)
-			return nil, fmt.Errorf("workerproc: pipe: %w", err)
-		}
+	r, w, err := outputPipes()
+	if err != nil {
+		conn.Close()
+		return nil, err
 	}
-	cmd := exec.Command(s.Path, s.Args...)
-	cmd.Env = s.environ(os.Getpid())
-	cmd.Dir = s.Dir
-	cmd.Stdout, cmd.Stderr = w[0], w[1]
-	cmd.ExtraFiles = child[:]
-	// A group of its own, so that the reaper can kill whatever the worker
-	// started. SIGTERM rather than SIGKILL at the supervisor's death, since
-	// SIGKILL cannot be caught: the worker's Attach handles SIGTERM by
-	// killing its group, and before Attach SIGTERM's default kills it all
-	// the same. Pdeathsig fires when the thread that forked exits, not the
-	// process; Go ends a thread only when a goroutine exits while locked to
-	// it, so do not call Start from a goroutine that stays locked to it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd := s.command(child[:], w[0], w[1])
 	err = cmd.Start()
 	closeFiles(w[:]...)
 	if err != nil {
@@ -149,6 +133,38 @@ func spawn(s Spec) (*Process, error) {
 		go p.watchMemory()
 	}
 	return p, nil
+}
+
+// outputPipes makes the pipes of a worker's stdout and stderr: the
+// supervisor reads r, the worker writes w.
+func outputPipes() (r, w [2]*os.File, err error) {
+	for i := range r {
+		if r[i], w[i], err = os.Pipe(); err != nil {
+			closeFiles(r[:i]...)
+			closeFiles(w[:i]...)
+			return r, w, fmt.Errorf("workerproc: pipe: %w", err)
+		}
+	}
+	return r, w, nil
+}
+
+// command is the worker's command, with the channel's descriptors as its
+// extra files and its output to stdout and stderr.
+func (s Spec) command(channel []*os.File, stdout, stderr *os.File) *exec.Cmd {
+	cmd := exec.Command(s.Path, s.Args...)
+	cmd.Env = s.environ(os.Getpid())
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = channel
+	// A group of its own, so that the reaper can kill whatever the worker
+	// started. SIGTERM rather than SIGKILL at the supervisor's death, since
+	// SIGKILL cannot be caught: the worker's Attach handles SIGTERM by
+	// killing its group, and before Attach SIGTERM's default kills it all
+	// the same. Pdeathsig fires when the thread that forked exits, not the
+	// process; Go ends a thread only when a goroutine exits while locked to
+	// it, so do not call Start from a goroutine that stays locked to it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	return cmd
 }
 
 func (p *Process) copyOutput(o *output, f *os.File) {

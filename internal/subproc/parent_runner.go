@@ -16,9 +16,9 @@ import (
 // runner runs the calls of one Subprocess worker goroutine: it keeps one
 // worker process, replaces it when it dies, is killed or has served
 // MaxTasksPerWorker tasks, and runs one task at a time in it (see
-// exchange.go). Only the worker goroutine calls its methods.
+// parent_exchange.go). Only the worker goroutine calls its methods.
 type runner struct {
-	sp     *Transport
+	sp     *ProcessCarrier
 	id     int
 	stop   context.Context // ends with the pool: cuts a start short
 	events transport.Events

@@ -17,7 +17,7 @@ import (
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
-// Options configure a Transport: the pool's SubprocessOptions (defaults
+// Options configure a ProcessCarrier: the pool's SubprocessOptions (defaults
 // filled in) and its logger.
 type Options struct {
 	TerminateGrace    time.Duration
@@ -37,11 +37,11 @@ const (
 	MaxPayloadLimit = workerproc.MaxFrameLimit - frameSlack
 )
 
-// Transport is the transport of a Subprocess pool: worker processes that
+// ProcessCarrier is the transport of a Subprocess pool: worker processes that
 // are copies of the program itself (see Serve for their side), one per
 // worker goroutine, run by a runner each; and the msgpack codec of inputs
 // and outputs. Safe for concurrent use.
-type Transport struct {
+type ProcessCarrier struct {
 	stop       context.Context // the pool's: ends with it
 	events     transport.Events
 	spec       workerproc.Spec // ID is set per worker
@@ -61,14 +61,14 @@ var errNotMain = errors.New("pool: this process is a worker process (" + workerp
 // New returns the transport of a pool whose stop context is stop, which
 // reports to ev. It fails in a worker process (see errNotMain) and on
 // platforms other than Linux (see PlatformSupport).
-func New(o Options, stop context.Context, ev transport.Events) (*Transport, error) {
+func New(o Options, stop context.Context, ev transport.Events) (*ProcessCarrier, error) {
 	if os.Getenv(workerproc.EnvWorker) != "" {
 		return nil, errNotMain
 	}
 	if err := PlatformSupport(runtime.GOOS); err != nil {
 		return nil, err
 	}
-	return &Transport{
+	return &ProcessCarrier{
 		stop:   stop,
 		events: ev,
 		spec: workerproc.Spec{
@@ -86,7 +86,7 @@ func New(o Options, stop context.Context, ev transport.Events) (*Transport, erro
 // Encode returns the payload of a call for the worker process: the whole
 // body of its frame. An input that can hold Buffers is only checked: it
 // is encoded at send time with the Peer of the process it goes to.
-func (sp *Transport) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
+func (sp *ProcessCarrier) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
 	if moves {
 		return nil, sp.check(task, trace, in)
 	}
@@ -94,14 +94,14 @@ func (sp *Transport) Encode(task string, trace []byte, in any, moves bool) ([]by
 }
 
 // NewRunner returns the runner of worker goroutine id.
-func (sp *Transport) NewRunner(id int) transport.Runner {
+func (sp *ProcessCarrier) NewRunner(id int) transport.Runner {
 	return &runner{sp: sp, id: id, stop: sp.stop, events: sp.events}
 }
 
 // encode returns the whole body of the call frame: the header with the
 // trace context and the task's name, then the input's msgpack, so that
 // exchange sends it as it is (and recycles it once written).
-func (sp *Transport) encode(task string, trace []byte, in any) (body []byte, err error) {
+func (sp *ProcessCarrier) encode(task string, trace []byte, in any) (body []byte, err error) {
 	head, err := sp.newCallBody(task, trace, in)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (sp *Transport) encode(task string, trace []byte, in any) (body []byte, err
 
 // newCallBody returns a call body holding the header (trace context and
 // task name), with room for in's msgpack as sizes guesses it.
-func (sp *Transport) newCallBody(task string, trace []byte, in any) ([]byte, error) {
+func (sp *ProcessCarrier) newCallBody(task string, trace []byte, in any) ([]byte, error) {
 	if err := checkCallHeader(task, trace); err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (sp *Transport) newCallBody(task string, trace []byte, in any) ([]byte, err
 
 // checkSize refuses an input of n bytes over MaxPayload, and notes the
 // size of one that will be sent.
-func (sp *Transport) checkSize(task string, n int) error {
+func (sp *ProcessCarrier) checkSize(task string, n int) error {
 	if n > sp.maxPayload {
 		return fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", transport.ErrPayloadTooLarge, task, n, sp.maxPayload)
 	}
@@ -140,7 +140,7 @@ func (sp *Transport) checkSize(task string, n int) error {
 // check is Encode's work for an input that can hold Buffers: everything
 // encode would refuse, but for the size, which only the Peer's encoding
 // knows (a moved Buffer costs its 29-byte reference, not its length).
-func (sp *Transport) check(task string, trace []byte, in any) error {
+func (sp *ProcessCarrier) check(task string, trace []byte, in any) error {
 	if err := checkCallHeader(task, trace); err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (sp *Transport) check(task string, trace []byte, in any) error {
 // MaxPayload is reported only after its Buffers were moved, with
 // committed set if there were any: the connection is broken then (see
 // moves.broken).
-func (sp *Transport) encodeMoving(peer shmbuf.Peer, task string, trace []byte, in any) (body []byte, segs []shmbuf.Segment, committed bool, err error) {
+func (sp *ProcessCarrier) encodeMoving(peer shmbuf.Peer, task string, trace []byte, in any) (body []byte, segs []shmbuf.Segment, committed bool, err error) {
 	head, err := sp.newCallBody(task, trace, in)
 	if err != nil {
 		return nil, nil, false, err
@@ -177,7 +177,7 @@ func (sp *Transport) encodeMoving(peer shmbuf.Peer, task string, trace []byte, i
 
 // decode reads a task's output; with a Peer, the Buffers in it become the
 // caller's.
-func (sp *Transport) decode(task string, data []byte, out any, peer shmbuf.Peer) error {
+func (sp *ProcessCarrier) decode(task string, data []byte, out any, peer shmbuf.Peer) error {
 	if err := codec.PeerUnmarshal(peer, data, out); err != nil {
 		return fmt.Errorf("pool: decode output of task %q: %w", task, err)
 	}

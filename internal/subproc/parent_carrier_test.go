@@ -14,7 +14,7 @@ import (
 // from the first two; nothing is recycled (bodies are only recycled once
 // written), so each call allocates its body.
 func TestEncodeSizesBody(t *testing.T) {
-	sp := &Transport{maxPayload: 64 << 20}
+	sp := &ProcessCarrier{maxPayload: 64 << 20}
 	type row struct { // nothing msgpack allocates for as it encodes
 		ID    int
 		Name  string

@@ -17,7 +17,7 @@ import (
 )
 
 // server is a worker process's side of its pool's channel: it reads call
-// and cancel frames, runs each call (see servetask.go) and sends its
+// and cancel frames, runs each call (see child_servetask.go) and sends its
 // reply. The pool sends one call at a time, but a second is served beside
 // the first.
 type server struct {
