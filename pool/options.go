@@ -128,7 +128,7 @@ type Options struct {
 
 // SubprocessOptions configures a Subprocess pool's worker processes. The
 // zero value is valid: no grace, no recycling, no memory limit,
-// DefaultMaxPayload, a 10 s start timeout.
+// DefaultMaxPayload, a 10 s start timeout, GOMAXPROCS 1 in each worker.
 type SubprocessOptions struct {
 	// TerminateGrace is how long a running task whose ctx ended gets to
 	// return, after its worker is told to cancel the task's ctx, before the
@@ -158,6 +158,16 @@ type SubprocessOptions struct {
 	// StartTimeout bounds a worker process's start, up to its handshake.
 	// 0 means 10 s.
 	StartTimeout time.Duration
+	// GOMAXPROCS is each worker process's GOMAXPROCS, set by the worker
+	// in Main before it serves (its environment's GOMAXPROCS is left as
+	// it is, for the programs a task starts). A worker runs one task at a
+	// time, so 0 means 1 — fewer threads, less memory, and no garbage
+	// collector spread over cores the pool's other workers need — unless
+	// the pool's own environment sets GOMAXPROCS, which worker processes
+	// then inherit as it is. A task that runs goroutines in parallel
+	// wants more: set it, or -1 for the Go runtime's default (the CPUs
+	// the process may use).
+	GOMAXPROCS int
 }
 
 // Limits of SubprocessOptions.MaxPayload.
@@ -303,6 +313,8 @@ func (s *SubprocessOptions) settle() error {
 		return fmt.Errorf("pool: Subprocess.MaxPayload is %d, want 0..%d", s.MaxPayload, MaxPayloadLimit)
 	case s.StartTimeout < 0:
 		return fmt.Errorf("pool: Subprocess.StartTimeout is %v, want >= 0", s.StartTimeout)
+	case s.GOMAXPROCS < -1:
+		return fmt.Errorf("pool: Subprocess.GOMAXPROCS is %d, want >= 1, 0 for the default or -1 for the runtime's", s.GOMAXPROCS)
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayload

@@ -27,6 +27,7 @@ func (p *Pool) bindTransport() (transport.Transport, error) {
 			MemoryLimit:       o.MemoryLimit,
 			MaxPayload:        o.MaxPayload,
 			StartTimeout:      o.StartTimeout,
+			GOMAXPROCS:        o.GOMAXPROCS,
 			Logger:            logger,
 		}, p.stop, ev)
 		if err != nil {
