@@ -54,6 +54,7 @@ func BenchmarkRawTransfer(b *testing.B) {
 				data[0], data[len(data)-1] = 1, 2
 				b.SetBytes(int64(size.n))
 				b.ReportAllocs()
+				defer cpuFrom(b).report(b)
 				for b.Loop() {
 					if sum, err := pool.Run(ctx, p, rawCopy, data); err != nil || sum != 3 {
 						b.Fatal(sum, err)
@@ -70,6 +71,7 @@ func BenchmarkRawTransfer(b *testing.B) {
 				buf.Bytes()[0], buf.Bytes()[size.n-1] = 1, 2
 				b.SetBytes(int64(size.n))
 				b.ReportAllocs()
+				defer cpuFrom(b).report(b)
 				for b.Loop() {
 					out, err := pool.Run(ctx, p, rawMove, buf)
 					if err != nil || out.Sum != 3 {
