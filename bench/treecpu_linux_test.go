@@ -51,3 +51,12 @@ func processCPU(tb testing.TB, pid int) time.Duration {
 	}
 	return time.Duration(ts.Nano())
 }
+
+// calibrationClock is the CPU time of the calling thread.
+func calibrationClock() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		panic("bench: thread CPU clock: " + err.Error()) // Linux has it
+	}
+	return time.Duration(ts.Nano())
+}
