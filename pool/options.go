@@ -158,15 +158,15 @@ type SubprocessOptions struct {
 	// StartTimeout bounds a worker process's start, up to its handshake.
 	// 0 means 10 s.
 	StartTimeout time.Duration
-	// GOMAXPROCS is each worker process's GOMAXPROCS, set by the worker
-	// in Main before it serves (its environment's GOMAXPROCS is left as
-	// it is, for the programs a task starts). A worker runs one task at a
-	// time, so 0 means 1 — fewer threads, less memory, and no garbage
-	// collector spread over cores the pool's other workers need — unless
-	// the pool's own environment sets GOMAXPROCS, which worker processes
-	// then inherit as it is. A task that runs goroutines in parallel
-	// wants more: set it, or -1 for the Go runtime's default (the CPUs
-	// the process may use).
+	// GOMAXPROCS is each worker process's GOMAXPROCS. A worker runs one
+	// task at a time, so 0 means 1 (no idle Ps, fewer threads, and no
+	// garbage collector spread over the cores the pool's other workers
+	// need), unless the pool's own environment sets GOMAXPROCS, which
+	// worker processes then inherit as it is. A task that runs goroutines
+	// in parallel wants more: set it, or -1 for the Go runtime's default
+	// (the CPUs the process may use). The worker starts with it in its
+	// GOMAXPROCS variable, which Main puts back as the pool's environment
+	// had it, for the task and the programs it starts.
 	GOMAXPROCS int
 }
 

@@ -3,8 +3,8 @@ package subproc
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -17,11 +17,15 @@ import (
 // InProcess one (issue 23). So the pool asks each worker for a small
 // GOMAXPROCS, unless the user says otherwise.
 
-// envMaxProcs carries the GOMAXPROCS a worker process sets for itself. It
-// is not GOMAXPROCS itself, which would reach the task's environment and
-// every program the task starts; its prefix has the supervisor drop it
-// from what a worker's own workers inherit.
-const envMaxProcs = workerproc.EnvWorker + "_GOMAXPROCS"
+// The worker gets the GOMAXPROCS variable itself, so that its runtime
+// starts with that many Ps rather than shrinking to them in Main (which
+// cost an idle worker a third of a MiB more than it saved). Main then
+// puts the variable back as the pool's environment had it, so that the
+// task, and the programs it starts, see the environment they would have
+// seen: envMaxProcsWas carries that value, "set:" and the value, or
+// "unset". Its prefix has the supervisor drop it from what a worker's own
+// workers inherit.
+const envMaxProcsWas = workerproc.EnvWorker + "_GOMAXPROCS_WAS"
 
 // defaultMaxProcs is a worker process's GOMAXPROCS when neither
 // Options.GOMAXPROCS nor the pool's environment sets one.
@@ -36,31 +40,35 @@ const runtimeMaxProcs = -1
 // unless the pool's environment sets GOMAXPROCS, which the worker then
 // inherits as it is; nothing for runtimeMaxProcs.
 func maxProcsEnv(n int) []string {
-	if n == 0 {
-		if _, set := os.LookupEnv("GOMAXPROCS"); set {
-			return nil
-		}
+	was, set := os.LookupEnv("GOMAXPROCS")
+	switch {
+	case n == 0 && set, n < 0:
+		return nil
+	case n == 0:
 		n = defaultMaxProcs
 	}
-	if n < 0 {
-		return nil
+	if set {
+		was = "set:" + was
+	} else {
+		was = "unset"
 	}
-	return []string{envMaxProcs + "=" + strconv.Itoa(n)}
+	return []string{"GOMAXPROCS=" + strconv.Itoa(n), envMaxProcsWas + "=" + was}
 }
 
-// applyMaxProcs sets this worker process's GOMAXPROCS as its pool asked,
-// if it did, and unsets the request so that programs the task starts do
-// not inherit it.
-func applyMaxProcs() error {
-	v, ok := os.LookupEnv(envMaxProcs)
+// restoreMaxProcsEnv puts the GOMAXPROCS variable back as the pool's
+// environment had it, if the pool set it for this worker; the runtime
+// read it at start and keeps its value.
+func restoreMaxProcsEnv() error {
+	was, ok := os.LookupEnv(envMaxProcsWas)
 	if !ok {
 		return nil
 	}
-	os.Unsetenv(envMaxProcs)
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return fmt.Errorf("bad %s=%q", envMaxProcs, v)
+	os.Unsetenv(envMaxProcsWas)
+	switch value, set := strings.CutPrefix(was, "set:"); {
+	case set:
+		return os.Setenv("GOMAXPROCS", value)
+	case was == "unset":
+		return os.Unsetenv("GOMAXPROCS")
 	}
-	runtime.GOMAXPROCS(n)
-	return nil
+	return fmt.Errorf("bad %s=%q", envMaxProcsWas, was)
 }
