@@ -150,7 +150,7 @@ func BenchmarkSubprocessFirstResult(b *testing.B) {
 // OpenTelemetry).
 func BenchmarkSubprocessIdleRSS(b *testing.B) {
 	ctx := context.Background()
-	var rss, anon, file []int64
+	var samples []resident
 	for b.Loop() {
 		p := newIsolated(b, pool.Subprocess, pool.Options{Workers: 1, MinWorkers: 1})
 		pid, err := pool.Run(ctx, p, benchPID, struct{}{})
@@ -158,36 +158,31 @@ func BenchmarkSubprocessIdleRSS(b *testing.B) {
 			b.Fatal(err)
 		}
 		time.Sleep(20 * time.Millisecond) // idle
-		m, err := residentBytes(pid)
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			b.Fatal(err)
 		}
-		rss, anon, file = append(rss, m.total), append(anon, m.anon), append(file, m.file)
+		m, err := parseResident(string(status))
+		if err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, m)
 		b.StopTimer()
 		_ = p.Shutdown(ctx)
 		b.StartTimer()
 	}
-	for _, metric := range []struct {
-		samples []int64
-		unit    string
-	}{{rss, "MiB-rss"}, {anon, "MiB-anon"}, {file, "MiB-file"}} {
-		slices.Sort(metric.samples)
-		b.ReportMetric(float64(metric.samples[len(metric.samples)/2])/(1<<20), metric.unit)
-	}
+	reportResident(b, samples)
 }
 
 // resident is a process's resident memory in bytes: in all, anonymous,
 // and file-backed.
 type resident struct{ total, anon, file int64 }
 
-// residentBytes reads a process's VmRSS, RssAnon and RssFile.
-func residentBytes(pid int) (resident, error) {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return resident{}, err
-	}
+// parseResident reads VmRSS, RssAnon and RssFile from the text of
+// /proc/PID/status.
+func parseResident(status string) (resident, error) {
 	var r resident
-	for line := range strings.Lines(string(status)) {
+	for line := range strings.Lines(status) {
 		var kb int64
 		switch {
 		case scanKB(line, "VmRSS: %d kB", &kb):
@@ -207,6 +202,26 @@ func residentBytes(pid int) (resident, error) {
 func scanKB(line, format string, kb *int64) bool {
 	_, err := fmt.Sscanf(line, format, kb)
 	return err == nil
+}
+
+// reportResident reports the medians of samples as MiB-rss, MiB-anon
+// and MiB-file.
+func reportResident(b *testing.B, samples []resident) {
+	for _, m := range []struct {
+		unit string
+		of   func(resident) int64
+	}{
+		{"MiB-rss", func(r resident) int64 { return r.total }},
+		{"MiB-anon", func(r resident) int64 { return r.anon }},
+		{"MiB-file", func(r resident) int64 { return r.file }},
+	} {
+		values := make([]int64, len(samples))
+		for i, r := range samples {
+			values[i] = m.of(r)
+		}
+		slices.Sort(values)
+		b.ReportMetric(float64(values[len(values)/2])/(1<<20), m.unit)
+	}
 }
 
 // BenchmarkSubprocessCancel cancels a running task that ignores its ctx,
