@@ -42,7 +42,7 @@ const runtimeMaxProcs = -1
 func maxProcsEnv(n int) []string {
 	was, set := os.LookupEnv("GOMAXPROCS")
 	switch {
-	case n == 0 && set, n < 0:
+	case n == 0 && set, n <= runtimeMaxProcs:
 		return nil
 	case n == 0:
 		n = defaultMaxProcs
