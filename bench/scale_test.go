@@ -111,6 +111,7 @@ func benchScaleIsolations(b *testing.B, iters, ms int) {
 		warmEvery(b, p, n, 5*ms)
 		b.ReportAllocs()
 		callers(b)
+		defer cpuFrom(b).report(b)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if _, err := pool.Run(ctx, p, cpuTask, iters); err != nil {

@@ -16,8 +16,9 @@ import (
 //		...
 //	}
 //
-// In a process started as a pool's worker, Main serves the registered
-// tasks and never returns: the process exits when its pool closes the
+// In a process started as a pool's worker (which runs with the
+// GOMAXPROCS its pool asks for: see SubprocessOptions.GOMAXPROCS), Main
+// serves the registered tasks and never returns: the process exits when its pool closes the
 // channel or dies. In any other process Main returns at once, having done
 // nothing but read environment variables. A worker that cannot reach its
 // pool prints why to stderr and exits with status 2.

@@ -140,7 +140,7 @@ type Options struct {
 
 // SubprocessOptions configures a Subprocess pool's worker processes. The
 // zero value is valid: no grace, no recycling, no memory limit,
-// DefaultMaxPayload, a 10 s start timeout.
+// DefaultMaxPayload, a 10 s start timeout, GOMAXPROCS 1 in each worker.
 type SubprocessOptions struct {
 	// TerminateGrace is how long a running task whose caller gave up (or
 	// whose pool closed) gets to return, once its worker process has
@@ -174,6 +174,16 @@ type SubprocessOptions struct {
 	// StartTimeout bounds a worker process's start, up to its handshake.
 	// 0 means 10 s.
 	StartTimeout time.Duration
+	// GOMAXPROCS is each worker process's GOMAXPROCS. A worker runs one
+	// task at a time, so 0 means 1 (no idle Ps, fewer threads, and no
+	// garbage collector spread over the cores the pool's other workers
+	// need), unless the pool's own environment sets GOMAXPROCS, which
+	// worker processes then inherit as it is. A task that runs goroutines
+	// in parallel wants more: set it, or -1 for the Go runtime's default
+	// (the CPUs the process may use). The worker starts with it in its
+	// GOMAXPROCS variable, which Main puts back as the pool's environment
+	// had it, for the task and the programs it starts.
+	GOMAXPROCS int
 }
 
 // Limits of SubprocessOptions.MaxPayload.
@@ -324,6 +334,8 @@ func (s *SubprocessOptions) fillDefaults() error {
 		return fmt.Errorf("pool: Subprocess.MaxPayload is %d, want 0..%d", s.MaxPayload, MaxPayloadLimit)
 	case s.StartTimeout < 0:
 		return fmt.Errorf("pool: Subprocess.StartTimeout is %v, want >= 0", s.StartTimeout)
+	case s.GOMAXPROCS < -1:
+		return fmt.Errorf("pool: Subprocess.GOMAXPROCS is %d, want >= 1, 0 for the default or -1 for the runtime's", s.GOMAXPROCS)
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayload

@@ -21,6 +21,7 @@ func (p *Pool) bindTransport() (transport.Carrier, error) {
 			MemoryLimit:       o.MemoryLimit,
 			MaxPayload:        o.MaxPayload,
 			StartTimeout:      o.StartTimeout,
+			GOMAXPROCS:        o.GOMAXPROCS,
 			Logger:            logger,
 		}, p.stop, ev)
 		if err != nil {

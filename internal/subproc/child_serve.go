@@ -13,13 +13,18 @@ import (
 // it attaches to its pool, serves the registered tasks until the pool
 // closes the channel or dies, and returns the process's exit status with
 // worker true. In any other process it returns at once, worker false,
-// having done nothing but read an environment variable. A worker that
-// cannot reach its pool prints why to stderr and returns status 2.
+// having done nothing but read an environment variable. A worker runs
+// with the GOMAXPROCS its pool asks for (see maxProcsEnv), and puts the
+// variable back as its pool had it before it serves. A worker that cannot
+// reach its pool prints why to stderr and returns status 2.
 // extract, if not nil, gives each task the trace context its call carries.
 func ServeWorker(extract Extract) (code int, worker bool) {
 	conn, worker, err := workerproc.Attach()
 	if !worker {
 		return 0, false
+	}
+	if err == nil {
+		err = restoreMaxProcsEnv()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pool: worker:", err)

@@ -25,7 +25,11 @@ type Options struct {
 	MemoryLimit       int64
 	MaxPayload        int // > 0
 	StartTimeout      time.Duration
-	Logger            *slog.Logger // not nil
+	// GOMAXPROCS of each worker process: > 0 sets it; 0 means
+	// defaultMaxProcs unless the pool's environment sets GOMAXPROCS;
+	// runtimeMaxProcs leaves the Go runtime's default.
+	GOMAXPROCS int
+	Logger     *slog.Logger // not nil
 }
 
 // Limits of Options.MaxPayload.
@@ -76,6 +80,7 @@ func New(o Options, stop context.Context, ev transport.Events) (*ProcessCarrier,
 			MaxFrame:     o.MaxPayload + frameSlack,
 			MemoryLimit:  o.MemoryLimit,
 			StartTimeout: o.StartTimeout,
+			Env:          maxProcsEnv(o.GOMAXPROCS),
 		},
 		maxPayload: o.MaxPayload,
 		grace:      int64(o.TerminateGrace),
