@@ -37,9 +37,8 @@ type Conn struct {
 	rd  *frameReader
 	oob []byte
 
-	wmu     sync.Mutex
-	wbuf    []byte
-	pipeCap int // bytes the write pipe holds; 0: never splice (see writeSpliced)
+	wmu  sync.Mutex
+	wbuf []byte
 }
 
 // smallWrite is the largest frame copied into one buffer for a single
@@ -69,8 +68,6 @@ func newConn(rfd, wfd, sfd, max int) (*Conn, error) {
 		rfd: rfd, wfd: wfd, sfd: sfd, wake: wake, max: max,
 		oob:  make([]byte, unix.CmsgSpace(MaxFDs*4)),
 		wbuf: make([]byte, HeaderSize, HeaderSize+4096),
-
-		pipeCap: pipeCapacity(wfd),
 	}
 	c.rd = newFrameReader(max, c.recv, c.recvFDs)
 	return c, nil
@@ -248,9 +245,6 @@ func (c *Conn) write(f *Frame) error {
 	}
 	c.wbuf = c.wbuf[:HeaderSize]
 	putHeader(c.wbuf, f)
-	if c.pipeCap > 0 && len(f.Body) >= 2*c.pipeCap {
-		return c.writeSpliced(c.wbuf, f.Body)
-	}
 	return c.writeAll(c.wbuf, f.Body)
 }
 

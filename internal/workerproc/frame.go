@@ -95,7 +95,7 @@ func newFrameReader(max int, recv func(p []byte) (int, error), fds func(n int) (
 	return &frameReader{
 		recv:  recv,
 		fds:   fds,
-		alloc: newBody,
+		alloc: func(n int) []byte { return make([]byte, n) },
 		max:   max,
 		buf:   make([]byte, readBufSize),
 	}

@@ -1,6 +1,0 @@
-//go:build race
-
-package workerproc
-
-// raceEnabled reports a -race build (see newBody).
-const raceEnabled = true
