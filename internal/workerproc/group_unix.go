@@ -1,29 +1,18 @@
-//go:build unix
+//go:build linux || darwin || freebsd || netbsd || openbsd
 
 package workerproc
 
 import (
 	"errors"
-	"os"
-	"os/signal"
 
 	"golang.org/x/sys/unix"
 )
 
 // A worker runs in a process group of its own (Setpgid, so the group's id
 // is its pid). The reaper kills the group between the worker's exit and
-// its reap; Attach's SIGTERM handler kills it at the supervisor's death.
-
-// waitExited blocks until the child pid has exited, leaving it unreaped.
-func waitExited(pid int) error {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
+// its reap (waitExited, the platform's, waits for the exit without
+// reaping); at the supervisor's death Attach's SIGTERM handler (Linux) or
+// parent-death watch (elsewhere) kills it.
 
 // killGroup sends SIGKILL to the worker's process group, whose id is the
 // worker's pid (Setpgid). Call it only between the exit and the reap.
@@ -32,15 +21,4 @@ func (p *Process) killGroup() {
 	if err != nil && !errors.Is(err, unix.ESRCH) { // ESRCH: nobody is left in it
 		p.log.Warn("workerproc: cannot kill the worker's process group", "err", err)
 	}
-}
-
-// killGroupOnSIGTERM answers SIGTERM, the worker's parent-death signal,
-// with SIGKILL to the calling process's group, the caller included.
-func killGroupOnSIGTERM() {
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, unix.SIGTERM)
-	go func() {
-		<-term
-		unix.Kill(0, unix.SIGKILL)
-	}()
 }
