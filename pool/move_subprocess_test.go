@@ -367,7 +367,7 @@ func resourcesNow(t *testing.T) resources {
 	require.NoError(t, err)
 	maps, err := os.ReadFile("/proc/self/maps")
 	require.NoError(t, err)
-	return resources{len(entries), strings.Count(string(maps), "memfd:offload-transfer")}
+	return resources{len(entries), strings.Count(string(maps), "offload-transfer")}
 }
 
 // big44Last is the last byte filled(44 MiB, 5) writes.
