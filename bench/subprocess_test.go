@@ -144,6 +144,7 @@ func BenchmarkSubprocessFirstResult(b *testing.B) {
 // BenchmarkSubprocessIdleRSS reports an idle worker process's resident
 // memory after it has served a task.
 func BenchmarkSubprocessIdleRSS(b *testing.B) {
+	testkit.SkipOffLinux(b, "reads the worker's RSS in /proc/PID/status")
 	ctx := context.Background()
 	var rss []int64
 	for b.Loop() {
