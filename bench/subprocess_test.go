@@ -149,6 +149,7 @@ func BenchmarkSubprocessFirstResult(b *testing.B) {
 // the more of it a worker maps: this test binary links NATS and
 // OpenTelemetry).
 func BenchmarkSubprocessIdleRSS(b *testing.B) {
+	testkit.SkipOffLinux(b, "reads the worker's RSS in /proc/PID/status")
 	ctx := context.Background()
 	var samples []resident
 	for b.Loop() {

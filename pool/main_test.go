@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -65,6 +66,7 @@ func newPool(t *testing.T, o pool.Options) *pool.Pool {
 		requireSubprocess(t)
 	}
 	p, err := pool.New(o)
+	testkit.SkipUnsupported(t, err) // a MemoryLimit off Linux
 	if err != nil {
 		t.Fatalf("New(%+v): %v", o, err)
 	}

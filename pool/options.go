@@ -29,9 +29,10 @@ const (
 	// interface: a struct in an any decodes as a map[string]any, as ever.
 	// A *transfer.Buffer in either moves through shared memory instead, as
 	// a 29-byte reference whatever its size (see package transfer).
-	// Linux only: on macOS, the BSDs and Windows New returns an error that
-	// names the platform and matches errors.ErrUnsupported; develop there
-	// with InProcess (the same tasks and API) or Remote nodes.
+	// On Linux, macOS, FreeBSD, NetBSD and OpenBSD (MemoryLimit on Linux
+	// only); elsewhere, Windows included, New returns an error that names
+	// the platform and matches errors.ErrUnsupported; develop there with
+	// InProcess (the same tasks and API) or Remote nodes.
 	Subprocess
 	// Remote runs tasks on worker nodes on other machines, through
 	// Options.Transport (package natsremote makes one, and documents the
@@ -160,7 +161,9 @@ type SubprocessOptions struct {
 	// limit is enforced by sampling the worker's RSS every 5 ms, not by the
 	// kernel: a burst of allocation can overshoot it between two samples.
 	// The worker's GOMEMLIMIT is set to it too, so that its collector works
-	// to stay under it first.
+	// to stay under it first. Linux only: elsewhere a MemoryLimit makes New
+	// fail with an error that matches errors.ErrUnsupported, since no RSS
+	// can be sampled there without cgo.
 	MemoryLimit int64
 	// MaxPayload is the largest encoded input or output of a task, in
 	// bytes; a larger one fails with ErrPayloadTooLarge before it is sent.

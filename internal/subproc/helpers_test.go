@@ -18,7 +18,8 @@ func register[In, Out any](name string, fn func(context.Context, In) (Out, error
 }
 
 // requireWorkers skips t where Subprocess workers don't run: it needs the
-// worker channel (and, for moves, memfd segments), which are Linux's.
+// worker channel (and, for moves, shared-memory segments): Linux, macOS
+// and the BSDs.
 func requireWorkers(t *testing.T) {
 	t.Helper()
 	if err := PlatformSupport(runtime.GOOS); err != nil {

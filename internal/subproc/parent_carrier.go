@@ -63,14 +63,20 @@ var errNotMain = errors.New("pool: this process is a worker process (" + workerp
 	"refusing to start more worker processes")
 
 // New returns the transport of a pool whose stop context is stop, which
-// reports to ev. It fails in a worker process (see errNotMain) and on
-// platforms other than Linux (see PlatformSupport).
+// reports to ev. It fails in a worker process (see errNotMain), on
+// platforms without worker processes (see PlatformSupport), and with a
+// MemoryLimit where it can't be enforced (see MemoryLimitSupport).
 func New(o Options, stop context.Context, ev transport.Events) (*ProcessCarrier, error) {
 	if os.Getenv(workerproc.EnvWorker) != "" {
 		return nil, errNotMain
 	}
 	if err := PlatformSupport(runtime.GOOS); err != nil {
 		return nil, err
+	}
+	if o.MemoryLimit > 0 {
+		if err := MemoryLimitSupport(runtime.GOOS); err != nil {
+			return nil, err
+		}
 	}
 	return &ProcessCarrier{
 		stop:   stop,

@@ -13,7 +13,8 @@
 // The channel is passed to the worker as file descriptors 3, 4 and 5 (never
 // stdin or stdout, which belong to whatever the worker prints): a pipe each
 // way for the frames, and a unix socket beside them for file descriptors
-// (SCM_RIGHTS), which a frame can carry. Frames are length-prefixed, with a
+// (SCM_RIGHTS), which a frame can carry: SOCK_SEQPACKET on Linux,
+// SOCK_STREAM on macOS and the BSDs. Frames are length-prefixed, with a
 // maximum size; their kinds are opaque to this package, except the few at
 // or above [KindReserved]. Everything the worker prints to stdout
 // or stderr goes, line by line, to the supervisor's [log/slog] logger.
@@ -23,12 +24,18 @@
 // exited by itself — the supervisor sends SIGKILL to that whole group
 // before it reaps the worker (the unreaped worker holds the group's id, so
 // the signal cannot reach a group that reused it). If the supervisor dies
-// first, the worker gets SIGTERM, which [Attach] answers with SIGKILL to
-// its group, itself included. What escapes: a process that leaves the
-// group (setpgid or setsid, as daemons do); and, when the supervisor dies,
-// a worker that ignores SIGTERM outlives it with its group, while one that
-// did not call Attach dies of SIGTERM but leaves its group behind.
+// first, the worker learns it — on Linux by SIGTERM (Pdeathsig),
+// elsewhere by EOF on a lifeline pipe (fd 6) that only the supervisor
+// holds — and [Attach] answers with SIGKILL to its group, itself included.
+// What escapes: a process that leaves the group (setpgid or setsid, as
+// daemons do); and, when the supervisor dies, on Linux a worker that
+// ignores SIGTERM outlives it with its group, while one that did not call
+// Attach dies of SIGTERM but leaves its group behind; elsewhere a worker
+// that did not call Attach outlives it with its group.
 //
-// Worker processes are supported on Linux only; elsewhere [Start] and the
-// [Conn] methods return [ErrUnsupported].
+// Worker processes run on Linux, macOS, FreeBSD, NetBSD and OpenBSD;
+// elsewhere [Start] and the [Conn] methods return [ErrUnsupported]. The
+// non-Linux path (channel_portable.go, parentdeath_portable.go) is built
+// on Linux too with the offload_portable build tag, which is how CI tests
+// it. Spec.MemoryLimit needs Linux's /proc; Start refuses it elsewhere.
 package workerproc

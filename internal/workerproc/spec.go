@@ -46,7 +46,8 @@ type Spec struct {
 	// A hard cap would need a cgroup v2 subtree delegated to the program,
 	// which a library cannot assume, and RLIMIT_AS breaks Go programs (and
 	// -race builds above all), which reserve far more address space than
-	// they use.
+	// they use. Only Linux can sample the RSS: elsewhere Start refuses a
+	// MemoryLimit with an error matching errors.ErrUnsupported.
 	MemoryLimit int64
 	// MemoryPoll is the RSS sampling interval. Default: 5 ms.
 	MemoryPoll time.Duration
@@ -72,6 +73,11 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("workerproc: negative Spec.MemoryLimit %d", s.MemoryLimit)
 	case s.MemoryPoll < 0 || s.StartTimeout < 0 || s.CloseGrace < 0:
 		return s, errors.New("workerproc: negative duration in Spec")
+	}
+	if s.MemoryLimit > 0 {
+		if err := memoryLimitSupport(); err != nil {
+			return s, err
+		}
 	}
 	if s.Path == "" {
 		exe, err := os.Executable()

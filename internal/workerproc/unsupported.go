@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !(linux || darwin || freebsd || netbsd || openbsd)
 
 package workerproc
 
@@ -90,3 +90,5 @@ func (p *Process) Close() error { return nil }
 
 // RSS returns ErrUnsupported.
 func (p *Process) RSS() (int64, error) { return 0, ErrUnsupported }
+
+func memoryLimitSupport() error { return ErrUnsupported }

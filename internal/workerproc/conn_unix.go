@@ -1,3 +1,5 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
 package workerproc
 
 import (
@@ -18,15 +20,17 @@ import (
 // may be called at any time, from any goroutine, and unblocks both.
 //
 // Frames travel over a pair of pipes, descriptors over a unix socket
-// beside them. Pipes wake a blocked reader about twice as fast as a
+// beside them (SOCK_SEQPACKET on Linux, SOCK_STREAM elsewhere, where
+// macOS has no SEQPACKET for AF_UNIX). Pipes wake a blocked reader about twice as fast as a
 // socketpair for small frames, and the descriptors are read with plain
 // system calls (poll, then read) on the calling goroutine's thread rather
 // than through Go's network poller, which would add its own wake-up; see
 // BenchmarkRoundTrip16B*. A blocked ReadFrame holds an OS thread.
 type Conn struct {
 	rfd, wfd int // frames in, frames out: non-blocking pipe ends
-	sfd      int // descriptors, both ways: non-blocking SOCK_SEQPACKET
-	wake     int // eventfd, signalled by Close to end every wait
+	sfd      int // descriptors, both ways: non-blocking unix socket
+	wake     int // polled by every wait; readable once Close signalled it
+	wakeW    int // where Close signals: wake itself (eventfd) or a pipe's write end
 	max      int
 
 	mu     sync.Mutex // guards refs and closed
@@ -45,27 +49,23 @@ type Conn struct {
 // write; larger bodies go out with writev, uncopied.
 const smallWrite = 64 << 10
 
-// pipeSize is the pipe capacity asked for (best effort): larger than the
-// default 64 KiB so that bulk frames take fewer wake-ups.
-const pipeSize = 1 << 20
-
 // newConn wraps the channel's descriptors and takes ownership of them; it
 // makes them non-blocking and adds the wake-up eventfd.
 func newConn(rfd, wfd, sfd, max int) (*Conn, error) {
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	wake, wakeW, err := newWaker()
 	if err != nil {
 		closeFDs([]int{rfd, wfd, sfd})
-		return nil, fmt.Errorf("workerproc: eventfd: %w", err)
+		return nil, err
 	}
 	for _, fd := range []int{rfd, wfd, sfd} {
 		if err := unix.SetNonblock(fd, true); err != nil {
-			closeFDs([]int{rfd, wfd, sfd, wake})
+			closeFDs(wakerFDs([]int{rfd, wfd, sfd}, wake, wakeW))
 			return nil, fmt.Errorf("workerproc: channel descriptor %d: %w", fd, err)
 		}
 	}
-	unix.FcntlInt(uintptr(wfd), unix.F_SETPIPE_SZ, pipeSize) // best effort
+	growPipe(wfd) // best effort
 	c := &Conn{
-		rfd: rfd, wfd: wfd, sfd: sfd, wake: wake, max: max,
+		rfd: rfd, wfd: wfd, sfd: sfd, wake: wake, wakeW: wakeW, max: max,
 		oob:  make([]byte, unix.CmsgSpace(MaxFDs*4)),
 		wbuf: make([]byte, HeaderSize, HeaderSize+4096),
 	}
@@ -100,28 +100,8 @@ func NewPair(maxFrame int) (*Conn, *Conn, error) {
 }
 
 // channel holds the descriptors of both ends: read pipe, write pipe,
-// socket. All are close-on-exec.
+// socket. All are close-on-exec; newChannel makes them.
 type channel struct{ parent, child [3]int }
-
-func newChannel() (channel, error) {
-	var ch channel
-	var down, up [2]int // parent to child, child to parent
-	if err := unix.Pipe2(down[:], unix.O_CLOEXEC); err != nil {
-		return ch, fmt.Errorf("workerproc: pipe: %w", err)
-	}
-	if err := unix.Pipe2(up[:], unix.O_CLOEXEC); err != nil {
-		closeFDs(down[:])
-		return ch, fmt.Errorf("workerproc: pipe: %w", err)
-	}
-	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		closeFDs(append(down[:], up[:]...))
-		return ch, fmt.Errorf("workerproc: socketpair: %w", err)
-	}
-	ch.parent = [3]int{up[0], down[1], sock[0]}
-	ch.child = [3]int{down[0], up[1], sock[1]}
-	return ch, nil
-}
 
 // MaxFrame is the largest frame body this connection reads or writes.
 func (c *Conn) MaxFrame() int { return c.max }
@@ -252,7 +232,7 @@ func (c *Conn) write(f *Frame) error {
 func (c *Conn) writeAll(a, b []byte) error {
 	iov := [][]byte{a, b}
 	for len(iov[0])+len(iov[1]) > 0 {
-		n, err := unix.Writev(c.wfd, iov[:])
+		n, err := writev(c.wfd, iov[:])
 		switch err {
 		case nil:
 		case unix.EINTR:
@@ -321,7 +301,7 @@ func (c *Conn) Unread() (int, error) {
 		return 0, err
 	}
 	defer c.release()
-	n, err := unix.IoctlGetInt(c.wfd, unix.TIOCINQ) // FIONREAD, on a pipe's either end
+	n, err := pipeUnread(c.wfd)
 	if err != nil {
 		return 0, fmt.Errorf("workerproc: unread bytes: %w", err)
 	}
@@ -339,10 +319,11 @@ func (c *Conn) Close() error {
 	}
 	c.closed = true
 	// Closing a descriptor does not wake a thread blocked on it (and would
-	// race with its number being reused): the eventfd does the waking.
+	// race with its number being reused): the waker does the waking. Eight
+	// bytes, as an eventfd takes them; a pipe takes anything.
 	var one [8]byte
 	binary.NativeEndian.PutUint64(one[:], 1)
-	unix.Write(c.wake, one[:])
+	unix.Write(c.wakeW, one[:])
 	if c.refs == 0 {
 		c.finish()
 	}
@@ -370,8 +351,18 @@ func (c *Conn) release() bool {
 	return c.closed
 }
 
+// wakerFDs lists fds and the waker's descriptors, once each (an eventfd
+// is both).
+func wakerFDs(fds []int, wake, wakeW int) []int {
+	fds = append(fds, wake)
+	if wakeW != wake {
+		fds = append(fds, wakeW)
+	}
+	return fds
+}
+
 // finish closes the descriptors; called with mu held, no call in flight.
 func (c *Conn) finish() {
-	closeFDs([]int{c.rfd, c.wfd, c.sfd, c.wake})
-	c.rfd, c.wfd, c.sfd, c.wake = -1, -1, -1, -1
+	closeFDs(wakerFDs([]int{c.rfd, c.wfd, c.sfd}, c.wake, c.wakeW))
+	c.rfd, c.wfd, c.sfd, c.wake, c.wakeW = -1, -1, -1, -1, -1
 }

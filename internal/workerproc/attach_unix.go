@@ -1,3 +1,5 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
 package workerproc
 
 import (
@@ -23,12 +25,14 @@ import (
 // neither think they are workers nor hold the channel open.
 //
 // Attach also makes the worker take the processes it started down with it
-// when its supervisor dies: Start has the kernel send the worker SIGTERM
-// then, and Attach starts a goroutine that answers SIGTERM, from whatever
-// sender, with SIGKILL to the worker's process group, itself included. So
-// do not ignore or reset SIGTERM in a worker (signal.Ignore, signal.Reset):
-// it would outlive its supervisor, or leave the processes it started
-// behind. (signal.Notify for SIGTERM elsewhere in the worker is harmless.)
+// when its supervisor dies. On Linux, Start has the kernel send the worker
+// SIGTERM then, and Attach starts a goroutine that answers SIGTERM, from
+// whatever sender, with SIGKILL to the worker's process group, itself
+// included. So do not ignore or reset SIGTERM in a worker (signal.Ignore,
+// signal.Reset): it would outlive its supervisor, or leave the processes
+// it started behind. (signal.Notify for SIGTERM elsewhere in the worker is
+// harmless.) Elsewhere Attach's goroutine waits for EOF on a pipe (fd 6)
+// that only the supervisor holds open, and then sends the same SIGKILL.
 func Attach() (*Conn, bool, error) {
 	if os.Getenv(EnvWorker) != "1" {
 		return nil, false, nil
@@ -46,16 +50,10 @@ func Attach() (*Conn, bool, error) {
 	if err != nil || maxFrame < 0 || maxFrame > MaxFrameLimit {
 		return nil, true, fmt.Errorf("workerproc: bad %s=%q", EnvMaxFrame, max)
 	}
-	kinds := [3]uint32{unix.S_IFIFO, unix.S_IFIFO, unix.S_IFSOCK}
 	for i, fd := range workerFDs {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, true, fmt.Errorf("workerproc: worker channel (fd %d): %w", fd, err)
+		if err := claimFD(fd, [3]uint32{unix.S_IFIFO, unix.S_IFIFO, unix.S_IFSOCK}[i]); err != nil {
+			return nil, true, err
 		}
-		if st.Mode&unix.S_IFMT != kinds[i] {
-			return nil, true, fmt.Errorf("workerproc: worker channel (fd %d) is not a %s", fd, [3]string{"pipe", "pipe", "socket"}[i])
-		}
-		unix.CloseOnExec(fd)
 	}
 	conn, err := newConn(workerFDs[0], workerFDs[1], workerFDs[2], maxFrame)
 	if err != nil {
@@ -63,8 +61,27 @@ func Attach() (*Conn, bool, error) {
 	}
 	// Only the leader of a group of its own, as Start makes it, may kill
 	// its whole group: any other group is somebody else's too.
-	if unix.Getpgrp() == os.Getpid() {
-		killGroupOnSIGTERM()
+	if err := watchParent(unix.Getpgrp() == os.Getpid()); err != nil {
+		conn.Close()
+		return nil, true, err
 	}
 	return conn, true, nil
+}
+
+// claimFD checks that the inherited descriptor fd is of kind (S_IFIFO,
+// S_IFSOCK) and marks it close-on-exec.
+func claimFD(fd int, kind uint32) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("workerproc: worker channel (fd %d): %w", fd, err)
+	}
+	if uint32(st.Mode)&unix.S_IFMT != kind {
+		what := "pipe"
+		if kind == unix.S_IFSOCK {
+			what = "socket"
+		}
+		return fmt.Errorf("workerproc: worker channel (fd %d) is not a %s", fd, what)
+	}
+	unix.CloseOnExec(fd)
+	return nil
 }

@@ -1,20 +1,23 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
 package workerproc
 
 import (
 	"fmt"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // A frame's descriptors travel on the unix socket beside the pipes: the
-// writer sends them (SCM_RIGHTS) before the frame that announces them, so
-// the reader finds them waiting when it has read that frame.
+// writer sends them (SCM_RIGHTS, with one byte) before the frame that
+// announces them, so the reader finds them waiting when it has read that
+// frame. recvmsg, which takes one byte and its descriptors, without
+// blocking, and makes them close-on-exec, is the platform's.
 
 func (c *Conn) sendFDs(fds []int) error {
 	rights := unix.UnixRights(fds...)
 	for {
-		err := unix.Sendmsg(c.sfd, []byte{byte(len(fds))}, rights, nil, unix.MSG_NOSIGNAL)
+		err := unix.Sendmsg(c.sfd, []byte{byte(len(fds))}, rights, nil, sendFlags)
 		switch err {
 		case nil:
 			return nil
@@ -34,7 +37,7 @@ func (c *Conn) sendFDs(fds []int) error {
 func (c *Conn) recvFDs(n int) ([]int, error) {
 	var b [1]byte
 	for {
-		_, oobn, flags, errno := recvmsg(c.sfd, b[:], c.oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		_, oobn, flags, errno := recvmsg(c.sfd, b[:], c.oob)
 		if errno == unix.EINTR {
 			continue
 		}
@@ -54,24 +57,6 @@ func (c *Conn) recvFDs(n int) ([]int, error) {
 		}
 		return fds, nil
 	}
-}
-
-// recvmsg is recvmsg(2) without the allocations of unix.Recvmsg (it
-// decodes a source address that a socketpair never needs).
-func recvmsg(fd int, p, oob []byte, flags int) (n, oobn, rflags int, errno unix.Errno) {
-	var iov unix.Iovec
-	iov.Base = &p[0]
-	iov.SetLen(len(p))
-	var msg unix.Msghdr
-	msg.Iov = &iov
-	msg.SetIovlen(1)
-	msg.Control = &oob[0]
-	msg.SetControllen(len(oob))
-	r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
-	if e != 0 {
-		return 0, 0, 0, e
-	}
-	return int(r), int(msg.Controllen), int(msg.Flags), 0
 }
 
 func parseRights(oob []byte) ([]int, error) {

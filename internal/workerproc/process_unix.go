@@ -1,3 +1,5 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
 package workerproc
 
 import (
@@ -30,6 +32,7 @@ type Process struct {
 	stdout, stderr *output
 	outputs        chan struct{} // one value per output copier that ended
 	outFiles       [2]*os.File   // read ends, closed by the copiers or the reaper
+	lifeline       *os.File      // held open while the worker lives, where the platform needs it; closed by the reaper
 
 	killed    atomic.Int32 // cancel.KillReason, the first one wins
 	killedRSS atomic.Int64
@@ -61,11 +64,13 @@ const outputCutMessage = "workerproc: worker output still open after it exited (
 // whenever the worker ends, before it is reaped: see the package doc for
 // what that covers. Being in its own group, the worker does not get the
 // signals a terminal sends the supervisor's group (Ctrl-C): it ends when
-// the supervisor closes it or dies. The worker gets SIGTERM when the
-// supervisor dies (Pdeathsig), and Attach turns that into a SIGKILL of its
-// group. Linux sends it when the thread that called Start ends, and Go
+// the supervisor closes it or dies. On Linux the worker gets SIGTERM when
+// the supervisor dies (Pdeathsig), and Attach turns that into a SIGKILL of
+// its group. Linux sends it when the thread that called Start ends, and Go
 // ends a thread only under a goroutine that exits while locked to it with
 // runtime.LockOSThread, so do not call Start from such a goroutine.
+// Elsewhere the worker watches a pipe whose other end only the supervisor
+// holds, and Attach kills its group when that pipe reaches EOF.
 func Start(ctx context.Context, s Spec) (*Process, error) {
 	s, err := s.withDefaults()
 	if err != nil {
@@ -106,11 +111,22 @@ func spawn(s Spec) (*Process, error) {
 		return nil, err
 	}
 	cmd := s.command(child[:], w[0], w[1])
-	err = cmd.Start()
-	closeFiles(w[:]...)
+	// The platform's way for the worker to die with its supervisor
+	// (parentdeath_*.go).
+	lifeline, give, err := dieWithParent(cmd)
 	if err != nil {
 		conn.Close()
 		closeFiles(r[:]...)
+		closeFiles(w[:]...)
+		return nil, err
+	}
+	err = cmd.Start()
+	closeFiles(w[:]...)
+	closeFiles(give)
+	if err != nil {
+		conn.Close()
+		closeFiles(r[:]...)
+		closeFiles(lifeline)
 		return nil, fmt.Errorf("workerproc: start worker %d: %w", s.ID, err)
 	}
 	pid := cmd.Process.Pid
@@ -124,6 +140,7 @@ func spawn(s Spec) (*Process, error) {
 		stderr:   &output{logger: log, stream: "stderr"},
 		outputs:  make(chan struct{}, 2),
 		outFiles: r,
+		lifeline: lifeline,
 		done:     make(chan struct{}),
 	}
 	go p.copyOutput(p.stdout, r[0])
@@ -149,21 +166,14 @@ func outputPipes() (r, w [2]*os.File, err error) {
 }
 
 // command is the worker's command, with the channel's descriptors as its
-// extra files and its output to stdout and stderr.
+// extra files and its output to stdout and stderr; dieWithParent then
+// gives it a process group of its own and the platform's parent death.
 func (s Spec) command(channel []*os.File, stdout, stderr *os.File) *exec.Cmd {
 	cmd := exec.Command(s.Path, s.Args...)
 	cmd.Env = s.environ(os.Getpid())
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = channel
-	// A group of its own, so that the reaper can kill whatever the worker
-	// started. SIGTERM rather than SIGKILL at the supervisor's death, since
-	// SIGKILL cannot be caught: the worker's Attach handles SIGTERM by
-	// killing its group, and before Attach SIGTERM's default kills it all
-	// the same. Pdeathsig fires when the thread that forked exits, not the
-	// process; Go ends a thread only when a goroutine exits while locked to
-	// it, so do not call Start from a goroutine that stays locked to it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return cmd
 }
 
@@ -226,6 +236,7 @@ func (p *Process) reap() {
 		p.log.Warn("workerproc: cannot wait for the worker without reaping it; its process group is left alone", "err", err)
 	}
 	werr := p.cmd.Wait()
+	closeFiles(p.lifeline)
 	timer := time.NewTimer(outputDrain)
 	defer timer.Stop()
 	for ended := 0; ended < 2; {

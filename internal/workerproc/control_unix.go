@@ -1,10 +1,8 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
 package workerproc
 
 import (
-	"bytes"
-	"fmt"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
@@ -85,64 +83,4 @@ func (p *Process) Close() error {
 	})
 	<-p.done
 	return nil
-}
-
-// RSS samples the worker's resident memory in bytes (from /proc); it fails
-// once the worker has exited.
-func (p *Process) RSS() (int64, error) {
-	f, err := os.Open(statmPath(p.PID()))
-	if err != nil {
-		return 0, fmt.Errorf("workerproc: worker %d rss: %w", p.ID(), err)
-	}
-	defer f.Close()
-	return readRSS(f, make([]byte, 128))
-}
-
-// watchMemory kills the worker when its RSS exceeds the limit. It keeps
-// /proc/PID/statm open and re-reads it: one pread per sample.
-func (p *Process) watchMemory() {
-	f, err := os.Open(statmPath(p.PID()))
-	if err != nil {
-		p.log.Warn("workerproc: cannot watch worker memory", "err", err)
-		return
-	}
-	defer f.Close()
-	tick := time.NewTicker(p.spec.MemoryPoll)
-	defer tick.Stop()
-	buf := make([]byte, 128)
-	for {
-		select {
-		case <-p.done:
-			return
-		case <-tick.C:
-		}
-		rss, err := readRSS(f, buf)
-		if err != nil {
-			return // exited: the reaper takes it from here
-		}
-		if rss > p.spec.MemoryLimit {
-			p.killedRSS.Store(rss)
-			p.kill(cancel.KilledByMemoryLimit)
-			return
-		}
-	}
-}
-
-func statmPath(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/statm" }
-
-// readRSS parses the second field of statm: resident pages.
-func readRSS(f *os.File, buf []byte) (int64, error) {
-	n, err := f.ReadAt(buf, 0)
-	if n == 0 {
-		return 0, fmt.Errorf("workerproc: read %s: %w", f.Name(), err)
-	}
-	fields := bytes.Fields(buf[:n])
-	if len(fields) < 2 {
-		return 0, fmt.Errorf("workerproc: malformed %s", f.Name())
-	}
-	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("workerproc: malformed %s: %w", f.Name(), err)
-	}
-	return pages * int64(os.Getpagesize()), nil
 }
