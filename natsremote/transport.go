@@ -36,6 +36,13 @@ func New(nc *nats.Conn, o Options) (*Transport, error) {
 
 var _ pool.Transport = (*Transport)(nil)
 
+// bindEnv and boundCarrier are the seam's types that Bind takes and
+// returns, named here so that go doc prints no internal package.
+type (
+	bindEnv      = transport.Env
+	boundCarrier = transport.Carrier
+)
+
 // bindTimeout bounds Bind's round trip to the NATS server.
 const bindTimeout = 10 * time.Second
 
@@ -43,7 +50,7 @@ const bindTimeout = 10 * time.Second
 // pool's inbox and the nodes' adverts, asks the nodes to advertise, and
 // returns the pool's transport. It blocks for one round trip to the NATS
 // server (at most 10 s); it fails if the connection is closed.
-func (t *Transport) Bind(env transport.Env) (transport.Carrier, error) {
+func (t *Transport) Bind(env bindEnv) (boundCarrier, error) {
 	s := newSubmitter(t.nc, t.o, env)
 	if err := s.subscribe(); err != nil {
 		s.unsubscribe()

@@ -314,15 +314,23 @@ func (o Options) fillDefaults() (settings, error) {
 
 // Transport carries a Remote pool's tasks to its workers; package
 // natsremote makes one, and New binds it to the new pool. It is sealed:
-// its method takes the seam's internal types, so only this module's
-// transports implement it. The seam (admission stays the pool's; a
-// transport carries one call per worker, reports its workers' events, and
-// decides what a cancel does where the task runs) is young and changes
-// with each kind of worker; sealing keeps it free to, where a public
-// interface would freeze it.
+// its method takes types that only this module can name, so only this
+// module's transports implement it. The seam (admission stays the pool's;
+// a transport carries one call per worker, reports its workers' events,
+// and decides what a cancel does where the task runs) is young and
+// changes with each kind of worker; sealing keeps it free to, where a
+// public interface would freeze it.
 type Transport interface {
-	Bind(transport.Env) (transport.Carrier, error)
+	Bind(bindEnv) (boundCarrier, error)
 }
+
+// bindEnv and boundCarrier name the seam's types in Transport's method
+// without printing an internal package in go doc: unexported, so the
+// interface stays sealed.
+type (
+	bindEnv      = transport.Env
+	boundCarrier = transport.Carrier
+)
 
 // fillDefaults checks the Subprocess knobs and fills in their defaults.
 func (s *SubprocessOptions) fillDefaults() error {
