@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/offloadgo/offload/internal/subproc"
 	"github.com/offloadgo/offload/internal/transport"
 )
 
@@ -141,7 +142,8 @@ type Options struct {
 
 // SubprocessOptions configures a Subprocess pool's worker processes. The
 // zero value is valid: no grace, no recycling, no memory limit,
-// DefaultMaxPayload, a 10 s start timeout, GOMAXPROCS 1 in each worker.
+// DefaultMaxPayload, a 10 s start timeout, GOMAXPROCS 1 in each worker,
+// the pool's own priority.
 type SubprocessOptions struct {
 	// TerminateGrace is how long a running task whose caller gave up (or
 	// whose pool closed) gets to return, once its worker process has
@@ -187,6 +189,17 @@ type SubprocessOptions struct {
 	// GOMAXPROCS variable, which Main puts back as the pool's environment
 	// had it, for the task and the programs it starts.
 	GOMAXPROCS int
+	// Nice lowers the worker processes' CPU priority: it is added to the
+	// nice value they inherit from the pool's process, as nice(1) does,
+	// up to 19. With it, tasks in worker processes take the cores only
+	// when the service's own goroutines (its request path) leave them
+	// idle, as piscina's niceIncrement does for worker threads. 0 leaves
+	// them at the pool's priority; 1..19 are allowed (raising a process's
+	// priority needs privileges a pool should not assume). Each worker
+	// applies it to all of its threads first thing in Main; the task's
+	// children inherit it. Goroutines share their process's threads, so
+	// an InProcess pool has no equivalent.
+	Nice int
 }
 
 // Limits of SubprocessOptions.MaxPayload.
@@ -347,6 +360,8 @@ func (s *SubprocessOptions) fillDefaults() error {
 		return fmt.Errorf("pool: Subprocess.StartTimeout is %v, want >= 0", s.StartTimeout)
 	case s.GOMAXPROCS < -1:
 		return fmt.Errorf("pool: Subprocess.GOMAXPROCS is %d, want >= 1, 0 for the default or -1 for the runtime's", s.GOMAXPROCS)
+	case s.Nice < 0 || s.Nice > subproc.MaxNice:
+		return fmt.Errorf("pool: Subprocess.Nice is %d, want 0..%d (an increment: lower priority only)", s.Nice, subproc.MaxNice)
 	}
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayload

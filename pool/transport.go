@@ -22,6 +22,7 @@ func (p *Pool) bindTransport() (transport.Carrier, error) {
 			MaxPayload:        o.MaxPayload,
 			StartTimeout:      o.StartTimeout,
 			GOMAXPROCS:        o.GOMAXPROCS,
+			Nice:              o.Nice,
 			Logger:            logger,
 		}, p.stop, ev)
 		if err != nil {

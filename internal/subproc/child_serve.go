@@ -15,7 +15,8 @@ import (
 // worker true. In any other process it returns at once, worker false,
 // having done nothing but read an environment variable. A worker runs
 // with the GOMAXPROCS its pool asks for (see maxProcsEnv), and puts the
-// variable back as its pool had it before it serves. A worker that cannot
+// variable back as its pool had it before it serves, and at the nice value
+// its pool asks for (see applyNice). A worker that cannot
 // reach its pool prints why to stderr and returns status 2.
 // extract, if not nil, gives each task the trace context its call carries.
 func ServeWorker(extract Extract) (code int, worker bool) {
@@ -25,6 +26,9 @@ func ServeWorker(extract Extract) (code int, worker bool) {
 	}
 	if err == nil {
 		err = restoreMaxProcsEnv()
+	}
+	if err == nil {
+		err = applyNice()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pool: worker:", err)

@@ -29,7 +29,9 @@ type Options struct {
 	// defaultMaxProcs unless the pool's environment sets GOMAXPROCS;
 	// runtimeMaxProcs leaves the Go runtime's default.
 	GOMAXPROCS int
-	Logger     *slog.Logger // not nil
+	// Nice is added to each worker process's nice value (0..MaxNice).
+	Nice   int
+	Logger *slog.Logger // not nil
 }
 
 // Limits of Options.MaxPayload.
@@ -86,7 +88,7 @@ func New(o Options, stop context.Context, ev transport.Events) (*ProcessCarrier,
 			MaxFrame:     o.MaxPayload + frameSlack,
 			MemoryLimit:  o.MemoryLimit,
 			StartTimeout: o.StartTimeout,
-			Env:          maxProcsEnv(o.GOMAXPROCS),
+			Env:          append(maxProcsEnv(o.GOMAXPROCS), niceEnv(o.Nice)...),
 		},
 		maxPayload: o.MaxPayload,
 		grace:      int64(o.TerminateGrace),

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package subproc
+
+import "errors"
+
+// raiseNice: no worker processes run here (see PlatformSupport).
+func raiseNice(int) error {
+	return errors.ErrUnsupported
+}
