@@ -140,24 +140,25 @@ func TestFlags(t *testing.T) {
 func TestPoolSpec(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		mode    string
-		iso     pool.Isolation
-		workers int
-		ok      bool
+		mode string
+		want poolMode
+		ok   bool
 	}{
-		{"pool1", pool.InProcess, 1, true},
-		{"proc2", pool.Subprocess, 2, true},
-		{"remote2", pool.Remote, 2, true},
-		{"pool0", pool.InProcess, 0, false},
-		{"poolx", pool.InProcess, 0, false},
-		{"inline", pool.InProcess, 0, false},
+		{"pool1", poolMode{pool.InProcess, 1, 0}, true},
+		{"proc2", poolMode{pool.Subprocess, 2, 0}, true},
+		{"remote2", poolMode{pool.Remote, 2, 0}, true},
+		{"proc1nice", poolMode{pool.Subprocess, 1, labNice}, true},
+		{"remote2nice", poolMode{pool.Remote, 2, labNice}, true},
+		{"pool1nice", poolMode{}, false}, // goroutines can't be niced
+		{"pool0", poolMode{}, false},
+		{"poolx", poolMode{}, false},
+		{"inline", poolMode{}, false},
 	}
 	for _, tt := range tests {
-		iso, n, ok := poolSpec(tt.mode)
+		m, ok := poolSpec(tt.mode)
 		assert.Equal(t, tt.ok, ok, tt.mode)
 		if ok {
-			assert.Equal(t, tt.iso, iso, tt.mode)
-			assert.Equal(t, tt.workers, n, tt.mode)
+			assert.Equal(t, tt.want, m, tt.mode)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -19,9 +20,10 @@ import (
 // n worker nodes of one worker each, each a copy of this binary serving as
 // a node (natsremote.Main, as OFFLOAD_NATS_URL says), reached through a NATS
 // server embedded in the lab's server process and listening on 127.0.0.1.
-// It returns once every node has joined; stop ends the pool, the nodes
-// and the NATS server.
-func remotePool(n int, o pool.Options) (p *pool.Pool, stop func(), err error) {
+// Nodes started with a nice increment run under nice(1), as an operator
+// would start them. It returns once every node has joined; stop ends the
+// pool, the nodes and the NATS server.
+func remotePool(n, nice int, o pool.Options) (p *pool.Pool, stop func(), err error) {
 	s, err := embedded.Start(embedded.Options{Listen: true})
 	if err != nil {
 		return nil, nil, err
@@ -48,6 +50,9 @@ func remotePool(n int, o pool.Options) (p *pool.Pool, stop func(), err error) {
 	}
 	for range n {
 		cmd := exec.Command(exe)
+		if nice > 0 {
+			cmd = exec.Command("nice", "-n", strconv.Itoa(nice), exe)
+		}
 		cmd.Env = append(os.Environ(), natsremote.EnvURL+"="+s.ClientURL(), natsremote.EnvPool+"=lab", natsremote.EnvWorkers+"=1")
 		if err := cmd.Start(); err != nil {
 			stop()

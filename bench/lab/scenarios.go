@@ -46,7 +46,7 @@ func scenarios(overloadPool string) []scenario {
 	var all []scenario
 	ref := func(group string, procs int, jobs float64, mode, label string) {
 		s := scenario{Group: group, Name: label, Procs: procs, JobsPerSec: jobs, Mode: mode}
-		if _, _, ok := poolSpec(mode); ok {
+		if _, ok := poolSpec(mode); ok {
 			s.Server.Pool = mode
 		}
 		all = append(all, s)
@@ -65,6 +65,8 @@ func scenarios(overloadPool string) []scenario {
 		{"inline", "inline"}, {"chunk5", "chunked 5 ms"},
 		{"pool1", "pool 1 worker"}, {"pool2", "pool 2 workers"}, {"proc1", "subprocess 1 worker"}, {"proc2", "subprocess 2 workers"},
 		{"remote1", "remote 1 node"}, {"remote2", "remote 2 nodes"},
+		{"proc1nice", "subprocess 1 worker, Nice 10"}, {"proc2nice", "subprocess 2 workers, Nice 10"},
+		{"remote1nice", "remote 1 node, nice 10"}, {"remote2nice", "remote 2 nodes, nice 10"},
 	} {
 		ref(g, 0, 4, m.mode, "4 jobs/s, "+m.label)
 	}

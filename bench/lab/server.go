@@ -32,22 +32,39 @@ type serverConfig struct {
 	QueueDelay pool.QueueDelay // the pool's QueueDelay
 }
 
-// poolSpec parses "pool2", "proc1" or "remote2" into an isolation and a
-// worker count (for remote: of nodes of one worker each).
-func poolSpec(mode string) (pool.Isolation, int, bool) {
-	iso, rest := pool.InProcess, ""
+// labNice is the nice increment of the lab's "nice" pool modes: that of
+// nice(1) without -n.
+const labNice = 10
+
+// poolMode is a pool mode parsed.
+type poolMode struct {
+	iso     pool.Isolation
+	workers int // for remote: nodes of one worker each
+	nice    int // SubprocessOptions.Nice, or a node's nice increment
+}
+
+// poolSpec parses "pool2", "proc1" or "remote2", and for worker processes
+// and nodes the same with a "nice" suffix ("proc2nice": they run at
+// labNice; goroutines can't be niced).
+func poolSpec(mode string) (poolMode, bool) {
+	var m poolMode
+	rest, niced := strings.CutSuffix(mode, "nice")
+	if niced {
+		m.nice = labNice
+	}
 	switch {
-	case strings.HasPrefix(mode, "pool"):
-		rest = mode[len("pool"):]
-	case strings.HasPrefix(mode, "proc"):
-		iso, rest = pool.Subprocess, mode[len("proc"):]
-	case strings.HasPrefix(mode, "remote"):
-		iso, rest = pool.Remote, mode[len("remote"):]
+	case strings.HasPrefix(rest, "pool") && !niced:
+		rest = rest[len("pool"):]
+	case strings.HasPrefix(rest, "proc"):
+		m.iso, rest = pool.Subprocess, rest[len("proc"):]
+	case strings.HasPrefix(rest, "remote"):
+		m.iso, rest = pool.Remote, rest[len("remote"):]
 	default:
-		return 0, 0, false
+		return m, false
 	}
 	n, err := strconv.Atoi(rest)
-	return iso, n, err == nil && n > 0
+	m.workers = n
+	return m, err == nil && n > 0
 }
 
 // serve is the server process: it listens on 127.0.0.1, prints its address
@@ -60,14 +77,17 @@ func serve(raw string) error {
 	var p *pool.Pool
 	var poolErr error
 	if cfg.Pool != "" {
-		iso, n, ok := poolSpec(cfg.Pool)
+		m, ok := poolSpec(cfg.Pool)
 		if !ok {
 			return fmt.Errorf("lab server: bad pool %q", cfg.Pool)
 		}
-		o := pool.Options{Workers: n, MinWorkers: n, MaxQueue: cfg.MaxQueue, Isolation: iso, QueueDelay: cfg.QueueDelay}
-		if iso == pool.Remote {
+		o := pool.Options{Workers: m.workers, MinWorkers: m.workers, MaxQueue: cfg.MaxQueue, Isolation: m.iso, QueueDelay: cfg.QueueDelay}
+		if m.iso == pool.Subprocess {
+			o.Subprocess.Nice = m.nice
+		}
+		if m.iso == pool.Remote {
 			var stop func()
-			if p, stop, poolErr = remotePool(n, o); poolErr == nil {
+			if p, stop, poolErr = remotePool(m.workers, m.nice, o); poolErr == nil {
 				defer stop()
 			}
 		} else if p, poolErr = pool.New(o); poolErr == nil {
