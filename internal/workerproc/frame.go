@@ -83,6 +83,10 @@ type frameReader struct {
 	// fds fetches the n descriptors sent with the frame being read; nil
 	// means the stream cannot carry any.
 	fds func(n int) ([]int, error)
+	// await, if set, blocks until the stream has bytes to read; the
+	// reader calls it before a frame's first receive when nothing is
+	// buffered (see Conn.awaitFrame).
+	await func() error
 	// alloc makes a body; tests hook it to check no body exceeds max.
 	alloc func(n int) []byte
 	max   int
@@ -116,6 +120,11 @@ func (r *frameReader) next() (Frame, error) {
 }
 
 func (r *frameReader) read() (Frame, error) {
+	if r.r == r.w && r.await != nil {
+		if err := r.await(); err != nil {
+			return Frame{}, err
+		}
+	}
 	if err := r.fill(HeaderSize); err != nil {
 		if errors.Is(err, io.EOF) && r.w == r.r {
 			return Frame{}, io.EOF
