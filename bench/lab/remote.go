@@ -20,8 +20,8 @@ import (
 // n worker nodes of one worker each, each a copy of this binary serving as
 // a node (natsremote.Main, as OFFLOAD_NATS_URL says), reached through a NATS
 // server embedded in the lab's server process and listening on 127.0.0.1.
-// Nodes started with a nice increment run under nice(1), as an operator
-// would start them. It returns once every node has joined; stop ends the
+// Nodes run with GOMAXPROCS 1; started with a nice increment, they run
+// under nice(1), as an operator would start them. It returns once every node has joined; stop ends the
 // pool, the nodes and the NATS server.
 func remotePool(n, nice int, o pool.Options) (p *pool.Pool, stop func(), err error) {
 	s, err := embedded.Start(embedded.Options{Listen: true})
@@ -53,7 +53,13 @@ func remotePool(n, nice int, o pool.Options) (p *pool.Pool, stop func(), err err
 		if nice > 0 {
 			cmd = exec.Command("nice", "-n", strconv.Itoa(nice), exe)
 		}
-		cmd.Env = append(os.Environ(), natsremote.EnvURL+"="+s.ClientURL(), natsremote.EnvPool+"=lab", natsremote.EnvWorkers+"=1")
+		cmd.Env = append(os.Environ(), natsremote.EnvURL+"="+s.ClientURL(), natsremote.EnvPool+"=lab", natsremote.EnvWorkers+"=1",
+			// One P, as a Subprocess worker has by default: the node
+			// runs one task at a time on the server's machine, and with a
+			// P per core its runtime's other goroutines compete with the
+			// server for the core the job leaves (docs/benchmarks.md has
+			// the A/B).
+			"GOMAXPROCS=1")
 		if err := cmd.Start(); err != nil {
 			stop()
 			return nil, nil, err
