@@ -15,7 +15,7 @@ func requireCPUClock(testing.TB) {}
 // processCPU returns the CPU time of the whole process, all threads.
 func processCPU() time.Duration {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+	if err := unix.ClockGettime(clockProcessCPU, &ts); err != nil {
 		panic("chunking: process CPU clock: " + err.Error()) // every Unix has it
 	}
 	return time.Duration(ts.Nano())
@@ -25,7 +25,7 @@ func processCPU() time.Duration {
 // goroutine to its thread around the measurement.
 func threadCPU() time.Duration {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+	if err := unix.ClockGettime(clockThreadCPU, &ts); err != nil {
 		panic("chunking: thread CPU clock: " + err.Error()) // every Unix has it
 	}
 	return time.Duration(ts.Nano())

@@ -11,7 +11,7 @@ import (
 // processCPUTime reads the process's CPU clock, all threads.
 func processCPUTime() (time.Duration, error) {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+	if err := unix.ClockGettime(clockProcessCPU, &ts); err != nil {
 		return 0, err
 	}
 	return time.Duration(ts.Nano()), nil
