@@ -21,6 +21,8 @@ func TestMirrorsMatchTheSeam(t *testing.T) {
 	} {
 		assert.EqualValues(t, seam, kind, "%v", kind)
 	}
+	assert.EqualValues(t, transport.KindsEnd, WorkerSlowTask,
+		"the pool's own kinds follow the seam's: a kind added to the seam needs its mirror here, before WorkerSlowTask")
 	for mine, seam := range map[error]error{
 		ErrQueueFull: transport.ErrQueueFull, ErrClosed: transport.ErrClosed, ErrTerminated: transport.ErrTerminated,
 		ErrWorkerCrashed: transport.ErrWorkerCrashed, ErrNodeLost: transport.ErrNodeLost, ErrUnknownTask: transport.ErrUnknownTask,

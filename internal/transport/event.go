@@ -30,6 +30,10 @@ const (
 	// Retired: a process was replaced because it broke its channel's
 	// books (a reply it could not send, a call it could not read).
 	Retired
+
+	// KindsEnd follows the last kind: pool's own kinds start there (its
+	// mirror test fails if a kind added here would take their numbers).
+	KindsEnd
 )
 
 // Event is one thing that happened to a worker process.
