@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
@@ -32,7 +32,7 @@ func env(vars map[string]string) func(string) string {
 
 // The variable natsremote.Main serves for is the one pool.Main refuses.
 func TestEnvURLIsTheSeams(t *testing.T) {
-	assert.Equal(t, transport.EnvNodeURL, EnvURL)
+	assert.Equal(t, seam.EnvNodeURL, EnvURL)
 }
 
 // Every setting a node takes from its environment reaches its options.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/internal/registry"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
@@ -125,15 +125,15 @@ type events struct{ joined, lost, left, terminated, moreSlots atomic.Int32 }
 
 func (e *events) MoreSlots() { e.moreSlots.Add(1) }
 
-func (e *events) Event(ev transport.Event) {
+func (e *events) Event(ev seam.Event) {
 	switch ev.Kind {
-	case transport.Started:
+	case seam.Started:
 		e.joined.Add(1)
-	case transport.Crashed:
+	case seam.Crashed:
 		e.lost.Add(1)
-	case transport.Retired:
+	case seam.Retired:
 		e.left.Add(1)
-	case transport.Terminated:
+	case seam.Terminated:
 		e.terminated.Add(1)
 	}
 }
@@ -145,7 +145,7 @@ func bind(t *testing.T, nc *nats.Conn, name string) (*submitter, *events) {
 	require.NoError(t, err)
 	stop, cancel := context.WithCancel(context.Background())
 	ev := &events{}
-	bound, err := tr.Bind(transport.Env{Workers: 1, Stop: stop, Events: ev, Logger: slog.New(slog.DiscardHandler)})
+	bound, err := tr.Bind(seam.Env{Workers: 1, Stop: stop, Events: ev, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(cancel)
 	return bound.(*submitter), ev
@@ -213,12 +213,12 @@ func exchange(ctx context.Context, s *submitter, task string, in int) (int, erro
 
 // exchangeCall is exchange that also returns the call, for its
 // hand-over's state.
-func exchangeCall(ctx context.Context, s *submitter, task string, in int, out *int) (*transport.Call, error) {
+func exchangeCall(ctx context.Context, s *submitter, task string, in int, out *int) (*seam.Call, error) {
 	payload, err := s.Encode(task, nil, in, false)
 	if err != nil {
 		return nil, err
 	}
-	m := &transport.Call{Task: task, Payload: payload, Out: out, Handover: &transport.Handover{}}
+	m := &seam.Call{Task: task, Payload: payload, Out: out, Handover: &seam.Handover{}}
 	if d, ok := ctx.Deadline(); ok {
 		m.Deadline = d
 	}

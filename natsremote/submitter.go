@@ -17,8 +17,8 @@ import (
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/registry"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // submitter is one Remote pool's transport: its subscriptions, its view
@@ -29,7 +29,7 @@ import (
 type submitter struct {
 	nc    *nats.Conn
 	o     Options
-	env   transport.Env
+	env   seam.Env
 	inbox string // answers and pongs come on inbox.>: see replyToCall, replyToPing
 	subs  []*nats.Subscription
 	out   *outbox // events and logs, run outside the lock, in order
@@ -57,7 +57,7 @@ type submitter struct {
 	dropped atomic.Uint64
 }
 
-func newSubmitter(nc *nats.Conn, o Options, env transport.Env) *submitter {
+func newSubmitter(nc *nats.Conn, o Options, env seam.Env) *submitter {
 	var seed [32]byte
 	_, _ = crand.Read(seed[:]) // never fails (crypto/rand's contract)
 	s := &submitter{
@@ -154,13 +154,13 @@ func (s *submitter) token() uint64 {
 func (s *submitter) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
 	e, ok := registry.Lookup(task)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", transport.ErrUnknownTask, task)
+		return nil, fmt.Errorf("%w: %q", seam.ErrUnknownTask, task)
 	}
 	switch {
 	case len(task) > maxNameLen:
 		return nil, fmt.Errorf("natsremote: task name %.40q... is %d bytes, over %d", task, len(task), maxNameLen)
 	case len(trace) > maxTraceLen:
-		return nil, fmt.Errorf("%w: the trace context of task %q is %d bytes, over %d", transport.ErrPayloadTooLarge, task, len(trace), maxTraceLen)
+		return nil, fmt.Errorf("%w: the trace context of task %q is %d bytes, over %d", seam.ErrPayloadTooLarge, task, len(trace), maxTraceLen)
 	}
 	head := appendHeader(s.bodies.Get(headerLen+32+len(trace)+len(task)+s.sizes.Guess(task, in)), header{kind: kindCall})
 	head = appendCallHead(head, callHead{heartbeat: uint64(s.o.Heartbeat), fingerprint: e.Fingerprint, trace: trace, task: task})
@@ -178,7 +178,7 @@ func (s *submitter) Encode(task string, trace []byte, in any, moves bool) ([]byt
 	if limit := s.nc.MaxPayload(); int64(buf.Len()) > limit {
 		s.bodies.Recycle(buf.Bytes())
 		return nil, fmt.Errorf("%w: input of task %q is %d bytes with its header, over the NATS connection's maximum payload %d",
-			transport.ErrPayloadTooLarge, task, buf.Len(), limit)
+			seam.ErrPayloadTooLarge, task, buf.Len(), limit)
 	}
 	s.sizes.Record(task, buf.Len()-len(head))
 	return buf.Bytes(), nil
@@ -192,9 +192,9 @@ func stamp(payload []byte, h header, startBy time.Time) {
 }
 
 // NewRunner returns the runner of worker goroutine id.
-var _ transport.Resizer = (*submitter)(nil)
+var _ seam.Resizer = (*submitter)(nil)
 
-func (s *submitter) NewRunner(id int) transport.Runner {
+func (s *submitter) NewRunner(id int) seam.Runner {
 	return &runner{s: s, id: id, p: pending{answer: make(chan answer, 1), fullAt: map[uint64]uint64{}}}
 }
 
@@ -204,20 +204,20 @@ func (s *submitter) Slots() int { return int(s.slots.Load()) }
 
 // Nodes lists the nodes the pool knows to be alive, by ID (see
 // pool.Pool.Nodes).
-func (s *submitter) Nodes() []transport.NodeStats {
+func (s *submitter) Nodes() []seam.NodeStats {
 	now := time.Now()
 	s.mu.Lock()
-	out := make([]transport.NodeStats, 0, len(s.nodes))
+	out := make([]seam.NodeStats, 0, len(s.nodes))
 	for _, n := range s.nodes {
 		if !n.verified {
 			continue
 		}
-		out = append(out, transport.NodeStats{
+		out = append(out, seam.NodeStats{
 			ID: n.id, Workers: n.workers, Busy: n.busy, Free: n.free,
 			InFlight: len(n.calls), AdvertAge: now.Sub(n.advertAt),
 		})
 	}
 	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b transport.NodeStats) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b seam.NodeStats) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // pending is one call sent (or about to be) to a node, waiting for its
@@ -88,7 +88,7 @@ func (s *submitter) deliver(p *pending, a answer) bool {
 	delete(p.node.calls, p.id)
 	p.answer <- a
 	if p.node.leaving && len(p.node.calls) == 0 && s.nodes[p.node.id] == p.node {
-		s.drop(p.node, transport.Retired, nil)
+		s.drop(p.node, seam.Retired, nil)
 	}
 	return true
 }
@@ -119,7 +119,7 @@ func (s *submitter) abandon(p *pending, ctx context.Context) {
 	s.mu.Unlock()
 	s.forget(p)
 	_ = s.nc.Publish(subject, appendHeader(nil, header{kind: kindCancel, id: id, arg: uint64(causeCode(context.Cause(ctx))), token: token}))
-	s.event(transport.Event{Kind: transport.Terminated, Node: node})
+	s.event(seam.Event{Kind: seam.Terminated, Node: node})
 }
 
 // onReply takes a message on the pool's inbox: a node's answer to a call,
@@ -201,11 +201,11 @@ func (s *submitter) onPong(h header, body []byte) {
 	}
 	for _, id := range missing {
 		if p := n.calls[id]; p != nil && p.listed {
-			s.deliver(p, answer{lost: fmt.Errorf("%w: node %s no longer has the call", transport.ErrNodeLost, n.id)})
+			s.deliver(p, answer{lost: fmt.Errorf("%w: node %s no longer has the call", seam.ErrNodeLost, n.id)})
 		}
 	}
 	if n.leaving && len(n.calls) == 0 && s.nodes[n.id] == n {
-		s.drop(n, transport.Retired, nil)
+		s.drop(n, seam.Retired, nil)
 	}
 	s.countSlots(now)
 	s.wake()
@@ -240,7 +240,7 @@ func (s *submitter) onNoResponders(reply string) {
 		return
 	}
 	if !n.verified || len(n.calls) == 0 {
-		s.drop(n, transport.Crashed, errGone) // nothing of ours there: forget it now
+		s.drop(n, seam.Crashed, errGone) // nothing of ours there: forget it now
 	} else if n.unreachableAt.IsZero() {
 		n.unreachableAt = now
 	}

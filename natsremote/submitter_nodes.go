@@ -5,7 +5,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // knownNode is a submitter's view of one worker node. An advert (which
@@ -159,25 +159,25 @@ func (s *submitter) probe(n *knownNode, now time.Time) ping {
 func (s *submitter) verify(n *knownNode) {
 	n.verified = true
 	s.probing--
-	s.event(transport.Event{Kind: transport.Started, Node: n.id})
+	s.event(seam.Event{Kind: seam.Started, Node: n.id})
 }
 
 // drop takes n out of the table, reporting why: Retired for a node that
 // said it leaves, Crashed (with err saying how) for one lost or gone. A
 // node never verified leaves without a word. s.mu is held.
-func (s *submitter) drop(n *knownNode, why transport.EventKind, err error) {
+func (s *submitter) drop(n *knownNode, why seam.EventKind, err error) {
 	delete(s.nodes, n.id)
 	delete(s.byKey, n.key)
 	if !n.verified {
 		s.probing--
 		return
 	}
-	s.event(transport.Event{Kind: why, Node: n.id, Err: err})
+	s.event(seam.Event{Kind: why, Node: n.id, Err: err})
 }
 
 // event reports ev to the pool (which logs it and calls its hook) from the
 // outbox, outside the lock. s.mu may be held.
-func (s *submitter) event(ev transport.Event) {
+func (s *submitter) event(ev seam.Event) {
 	s.post(func() { s.env.Events.Event(ev) })
 }
 

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // pick finds a node with room for p's call of task and makes p its next
@@ -31,7 +31,7 @@ func (s *submitter) pick(ctx context.Context, task string, p *pending, roomBy, n
 		}
 		if live > 0 && refused == live {
 			s.mu.Unlock()
-			return fmt.Errorf("%w: %q: %s", transport.ErrUnknownTask, task, errNoServer)
+			return fmt.Errorf("%w: %q: %s", seam.ErrUnknownTask, task, errNoServer)
 		}
 		look := s.o.Heartbeat // look again: nodes may have gone quiet
 		for _, by := range []struct {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // runner runs one worker goroutine's calls, one at a time, on whichever
@@ -47,7 +47,7 @@ func (r *runner) Where() (pid int, node string) {
 // fails at once with ErrTerminated and ctx's cause. With no live node at
 // all it fails, sent nowhere, within a heartbeat of its submission, with
 // an error matching ErrQueueFull.
-func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
+func (r *runner) Exchange(ctx context.Context, m *seam.Call) error {
 	defer r.s.bodies.Recycle(m.Payload)
 	defer r.at.Store(nil)
 	p := &r.p
@@ -81,7 +81,7 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 // send publishes m to p's node, the one pick chose, once m's hand-over
 // says the caller has not given up. sent false means Exchange returns
 // err: the caller had given up, or the publish failed.
-func (r *runner) send(ctx context.Context, m *transport.Call, p *pending) (sent bool, err error) {
+func (r *runner) send(ctx context.Context, m *seam.Call, p *pending) (sent bool, err error) {
 	if !m.Handover.Send() {
 		r.s.forget(p)
 		return false, context.Cause(ctx) // the caller gave up, and was told: nothing is sent
@@ -106,7 +106,7 @@ func (r *runner) send(ctx context.Context, m *transport.Call, p *pending) (sent 
 // false means the node did not take the call (full, late, lacking the
 // task, or nobody listening) and Exchange sends it to another; otherwise
 // Exchange returns err.
-func (r *runner) await(ctx context.Context, m *transport.Call, p *pending) (answered bool, err error) {
+func (r *runner) await(ctx context.Context, m *seam.Call, p *pending) (answered bool, err error) {
 	select {
 	case a := <-p.answer:
 		if a.undelivered || a.kind == kindFull || a.kind == kindUnknown || a.kind == kindLate {
@@ -138,22 +138,22 @@ func (r *runner) await(ctx context.Context, m *transport.Call, p *pending) (answ
 
 // unsent is Exchange's error for a call pick sent nowhere: all its time
 // was waiting, none running.
-func (r *runner) unsent(m *transport.Call, err error) error {
+func (r *runner) unsent(m *seam.Call, err error) error {
 	if m.Start != nil {
 		m.Start.Started()
 	}
 	switch {
 	case errors.Is(err, errNoRoom):
-		return fmt.Errorf("%w: %w within %v, what QueueDelay allowed this task", transport.ErrQueueFull, err, m.MaxWait.Round(time.Millisecond))
+		return fmt.Errorf("%w: %w within %v, what QueueDelay allowed this task", seam.ErrQueueFull, err, m.MaxWait.Round(time.Millisecond))
 	case errors.Is(err, errNoNode):
-		return fmt.Errorf("%w: %w (none answered within a heartbeat, %v)", transport.ErrQueueFull, err, r.s.o.Heartbeat)
+		return fmt.Errorf("%w: %w (none answered within a heartbeat, %v)", seam.ErrQueueFull, err, r.s.o.Heartbeat)
 	}
 	return err
 }
 
 // terminated is the error of a call sent to a node, whose caller gave up.
 func terminated(ctx context.Context) error {
-	return cancel.WithCause(transport.ErrTerminated, context.Cause(ctx))
+	return cancel.WithCause(seam.ErrTerminated, context.Cause(ctx))
 }
 
 // deadline is a call's deadline as it travels: Unix ns, 0 for none.
@@ -181,7 +181,7 @@ func (s *submitter) refuse(n *knownNode, task string, why []byte) {
 }
 
 // read turns a node's final answer a into m's output or error.
-func (s *submitter) read(m *transport.Call, node string, a answer) error {
+func (s *submitter) read(m *seam.Call, node string, a answer) error {
 	switch a.kind {
 	case 0:
 		return a.lost
@@ -197,24 +197,24 @@ func (s *submitter) read(m *transport.Call, node string, a answer) error {
 		}
 		return nil
 	case kindError:
-		return &transport.TaskError{Message: string(a.body)}
+		return &seam.TaskError{Message: string(a.body)}
 	case kindPanic:
 		value, stack := codec.DecodePanic(a.body)
-		return &transport.Panic{Value: value, Stack: stack}
+		return &seam.Panic{Value: value, Stack: stack}
 	case kindGoexit:
-		return fmt.Errorf("%w: task %q did not return on node %s (t.FailNow or the like on its goroutine)", transport.ErrGoexit, m.Task, node)
+		return fmt.Errorf("%w: task %q did not return on node %s (t.FailNow or the like on its goroutine)", seam.ErrGoexit, m.Task, node)
 	case kindTooLarge:
-		return fmt.Errorf("%w: on node %s: %s", transport.ErrPayloadTooLarge, node, a.body)
+		return fmt.Errorf("%w: on node %s: %s", seam.ErrPayloadTooLarge, node, a.body)
 	case kindCrashed:
-		return fmt.Errorf("%w: on node %s: %s", transport.ErrWorkerCrashed, node, a.body)
+		return fmt.Errorf("%w: on node %s: %s", seam.ErrWorkerCrashed, node, a.body)
 	case kindEnded:
 		var code byte
 		if len(a.body) == 1 {
 			code = a.body[0]
 		}
-		return cancel.WithCause(transport.ErrTerminated, causeOf(code))
+		return cancel.WithCause(seam.ErrTerminated, causeOf(code))
 	case kindLost:
-		return fmt.Errorf("%w: node %s: %s", transport.ErrNodeLost, node, a.body)
+		return fmt.Errorf("%w: node %s: %s", seam.ErrNodeLost, node, a.body)
 	}
 	return fmt.Errorf("natsremote: node %s sent an answer of unknown kind %d for task %q", node, a.kind, m.Task)
 }

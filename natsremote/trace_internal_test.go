@@ -12,7 +12,7 @@ import (
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/registry"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -101,7 +101,7 @@ func TestSubmitterSendsTraceContext(t *testing.T) {
 		assert.Equal(t, 21, n)
 	}
 	_, err := s.Encode("nri.double", make([]byte, maxTraceLen+1), 21, false)
-	require.ErrorIs(t, err, transport.ErrPayloadTooLarge)
+	require.ErrorIs(t, err, seam.ErrPayloadTooLarge)
 }
 
 // panicTracer's Extract panics.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -39,8 +39,8 @@ var _ pool.Transport = (*Transport)(nil)
 // bindEnv and boundCarrier are the seam's types that Bind takes and
 // returns, named here so that go doc prints no internal package.
 type (
-	bindEnv      = transport.Env
-	boundCarrier = transport.Carrier
+	bindEnv      = seam.Env
+	boundCarrier = seam.Carrier
 )
 
 // bindTimeout bounds Bind's round trip to the NATS server.

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // call is one submission: the task, its input, and its future. One
@@ -40,7 +40,7 @@ type call[In, Out any] struct {
 	trace []byte
 
 	// handover says whether a transport has sent the call to its worker.
-	handover transport.Handover
+	handover seam.Handover
 
 	// refs counts who still holds a recycled call: Run's caller and the
 	// pool (queue or worker). The last to let go puts it back in recycle.
@@ -147,7 +147,7 @@ func submissionErr(ctx context.Context, registered bool) error {
 	return ctx.Err()
 }
 
-func (c *call[In, Out]) prepare(tr transport.Carrier, stop context.Context) (err error) {
+func (c *call[In, Out]) prepare(tr seam.Carrier, stop context.Context) (err error) {
 	if tr != nil {
 		if c.payload, err = tr.Encode(c.def.name, c.trace, c.in, c.def.holdsIn); err != nil {
 			return err

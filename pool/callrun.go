@@ -10,11 +10,11 @@ import (
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/prof"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
-func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome {
+func (c *call[In, Out]) run(r seam.Runner, scratch *seam.Call) outcome {
 	if c.span != nil {
 		c.span.Dequeued(scratch.Queued)
 	}
@@ -33,15 +33,15 @@ func (c *call[In, Out]) run(r transport.Runner, scratch *transport.Call) outcome
 // for an input that can hold Buffers, on the input r encodes as it sends
 // it; m is the worker's, reused call after call. (Apart from run, so that
 // the output escapes to the heap only here.)
-func (c *call[In, Out]) runThere(r transport.Runner, m *transport.Call) outcome {
+func (c *call[In, Out]) runThere(r seam.Runner, m *seam.Call) outcome {
 	var out Out
-	*m = transport.Call{Task: c.def.name, Payload: c.payload, Trace: c.trace, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover,
+	*m = seam.Call{Task: c.def.name, Payload: c.payload, Trace: c.trace, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover,
 		Start: m.Start, MaxWait: m.MaxWait, Queued: m.Queued, Deadline: c.deadline}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
 	}
 	err := c.publicErr(r.Exchange(c.runCtx, m))
-	*m = transport.Call{Start: m.Start} // it would keep the input and the output alive
+	*m = seam.Call{Start: m.Start} // it would keep the input and the output alive
 	c.ran()
 	if errors.Is(err, ErrQueueFull) {
 		return c.dropped(err)
@@ -84,11 +84,11 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 // this package's already.
 func (c *call[In, Out]) publicErr(err error) error {
 	switch e := err.(type) {
-	case *transport.TaskError:
+	case *seam.TaskError:
 		return &RemoteError{Task: c.def.name, Message: e.Message}
-	case *transport.Panic:
+	case *seam.Panic:
 		value := e.Value
-		if te, ok := value.(*transport.TaskError); ok {
+		if te, ok := value.(*seam.TaskError); ok {
 			value = &RemoteError{Task: c.def.name, Message: te.Message}
 		}
 		return &PanicError{Task: c.def.name, Value: value, Stack: e.Stack}

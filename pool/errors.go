@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/offloadgo/offload/cancel"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // The errors a Pool returns. All are matchable with errors.Is; the ones a
@@ -49,18 +49,18 @@ var (
 	ErrInvalidWorkers = errors.New("pool: invalid number of workers")
 )
 
-// The sentinels are the seam's (internal/transport), one value on either
+// The sentinels are the seam's (internal/seam), one value on either
 // side of it, so that errors.Is matches what a transport returns; each is
 // read through a function so that go doc shows this package's names only,
 // as io/fs does.
-func errQueueFull() error       { return transport.ErrQueueFull }
-func errClosed() error          { return transport.ErrClosed }
-func errTerminated() error      { return transport.ErrTerminated }
-func errWorkerCrashed() error   { return transport.ErrWorkerCrashed }
-func errNodeLost() error        { return transport.ErrNodeLost }
-func errUnknownTask() error     { return transport.ErrUnknownTask }
-func errPayloadTooLarge() error { return transport.ErrPayloadTooLarge }
-func errGoexit() error          { return transport.ErrGoexit }
+func errQueueFull() error       { return seam.ErrQueueFull }
+func errClosed() error          { return seam.ErrClosed }
+func errTerminated() error      { return seam.ErrTerminated }
+func errWorkerCrashed() error   { return seam.ErrWorkerCrashed }
+func errNodeLost() error        { return seam.ErrNodeLost }
+func errUnknownTask() error     { return seam.ErrUnknownTask }
+func errPayloadTooLarge() error { return seam.ErrPayloadTooLarge }
+func errGoexit() error          { return seam.ErrGoexit }
 
 // RemoteError is the error a task returned in a worker process. Errors
 // don't cross a process boundary, so errors.Is can't match the worker's

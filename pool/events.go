@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // WorkerEvent is something that happened to one of a pool's worker
@@ -111,13 +111,13 @@ type poolEvents struct {
 // pool's SubmitBlocking callers (see grantRoom).
 func (e poolEvents) MoreSlots() { e.pool.grantRoom() }
 
-func (e poolEvents) Event(ev transport.Event) {
+func (e poolEvents) Event(ev seam.Event) {
 	switch ev.Kind {
-	case transport.Terminated:
+	case seam.Terminated:
 		e.stats.terminated.Add(1)
-	case transport.Crashed:
+	case seam.Crashed:
 		e.stats.crashed.Add(1)
-	case transport.Recycled:
+	case seam.Recycled:
 		e.stats.recycled.Add(1)
 	}
 	e.emit(WorkerEvent{Kind: WorkerEventKind(ev.Kind), Worker: ev.Worker, PID: ev.PID, Took: ev.Took,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // job is what the queue and the workers see of a call, whatever its types.
@@ -23,7 +23,7 @@ type job interface {
 	// code, before the pool's lock: it encodes the input for tr (nil for
 	// InProcess), so that a value that can't cross fails at once and costs
 	// no slot, and derives the task's context from the caller's and stop.
-	prepare(tr transport.Carrier, stop context.Context) error
+	prepare(tr seam.Carrier, stop context.Context) error
 	// startSpan starts the task's span with t, for a pool of isolation
 	// iso, and if the task crosses to a worker process or node, encodes
 	// the trace context to send with it. On error the span is started
@@ -41,7 +41,7 @@ type job interface {
 	enter(p *Pool, watch bool) error
 	// run executes the task — on this goroutine, or through r with the
 	// worker's scratch Call — and claims the future for its result.
-	run(r transport.Runner, scratch *transport.Call) outcome
+	run(r seam.Runner, scratch *seam.Call) outcome
 	// exited ends a job whose task called runtime.Goexit on the worker's
 	// goroutine, as run would have had the task returned ErrGoexit.
 	exited() outcome

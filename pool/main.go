@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/subproc"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // Main makes the program a worker for Subprocess pools. Call it first thing
@@ -38,8 +38,8 @@ func Main(opts ...MainOptions) {
 	if code, worker := subproc.ServeWorker(o.extractor()); worker {
 		os.Exit(code)
 	}
-	if os.Getenv(transport.EnvNodeURL) != "" {
-		fmt.Fprintln(os.Stderr, "pool: "+transport.EnvNodeURL+" is set, which asks this binary to serve as a worker node, "+
+	if os.Getenv(seam.EnvNodeURL) != "" {
+		fmt.Fprintln(os.Stderr, "pool: "+seam.EnvNodeURL+" is set, which asks this binary to serve as a worker node, "+
 			"but it called pool.Main: call natsremote.Main() instead (it does what pool.Main does, then serves as a node)")
 		os.Exit(2)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/subproc"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // What this package declares for its go doc to read without internal
@@ -15,18 +15,18 @@ func TestMirrorsMatchTheSeam(t *testing.T) {
 	t.Parallel()
 	assert.EqualValues(t, subproc.DefaultMaxPayload, DefaultMaxPayload)
 	assert.EqualValues(t, subproc.MaxPayloadLimit, MaxPayloadLimit)
-	for kind, seam := range map[WorkerEventKind]transport.EventKind{
-		WorkerStarted: transport.Started, WorkerStartFailed: transport.StartFailed, WorkerRecycled: transport.Recycled,
-		WorkerTerminated: transport.Terminated, WorkerCrashed: transport.Crashed, WorkerRetired: transport.Retired,
+	for kind, seam := range map[WorkerEventKind]seam.EventKind{
+		WorkerStarted: seam.Started, WorkerStartFailed: seam.StartFailed, WorkerRecycled: seam.Recycled,
+		WorkerTerminated: seam.Terminated, WorkerCrashed: seam.Crashed, WorkerRetired: seam.Retired,
 	} {
 		assert.EqualValues(t, seam, kind, "%v", kind)
 	}
-	assert.EqualValues(t, transport.KindsEnd, WorkerSlowTask,
+	assert.EqualValues(t, seam.KindsEnd, WorkerSlowTask,
 		"the pool's own kinds follow the seam's: a kind added to the seam needs its mirror here, before WorkerSlowTask")
 	for mine, seam := range map[error]error{
-		ErrQueueFull: transport.ErrQueueFull, ErrClosed: transport.ErrClosed, ErrTerminated: transport.ErrTerminated,
-		ErrWorkerCrashed: transport.ErrWorkerCrashed, ErrNodeLost: transport.ErrNodeLost, ErrUnknownTask: transport.ErrUnknownTask,
-		ErrPayloadTooLarge: transport.ErrPayloadTooLarge, ErrGoexit: transport.ErrGoexit,
+		ErrQueueFull: seam.ErrQueueFull, ErrClosed: seam.ErrClosed, ErrTerminated: seam.ErrTerminated,
+		ErrWorkerCrashed: seam.ErrWorkerCrashed, ErrNodeLost: seam.ErrNodeLost, ErrUnknownTask: seam.ErrUnknownTask,
+		ErrPayloadTooLarge: seam.ErrPayloadTooLarge, ErrGoexit: seam.ErrGoexit,
 	} {
 		assert.True(t, mine == seam, "%v: one value, so that errors.Is matches across the seam", mine)
 	}

@@ -3,7 +3,7 @@ package pool
 import (
 	"time"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // NodeStats describes one worker node of a Remote pool, from the node's
@@ -28,7 +28,7 @@ func (p *Pool) Nodes() []NodeStats {
 	if p.usable() != nil {
 		return nil
 	}
-	l, ok := p.transport.(transport.NodeLister)
+	l, ok := p.transport.(seam.NodeLister)
 	if !ok {
 		return nil
 	}

@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/subproc"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // Isolation selects the kind of worker a Pool runs tasks on.
@@ -341,8 +341,8 @@ type Transport interface {
 // without printing an internal package in go doc: unexported, so the
 // interface stays sealed.
 type (
-	bindEnv      = transport.Env
-	boundCarrier = transport.Carrier
+	bindEnv      = seam.Env
+	boundCarrier = seam.Carrier
 )
 
 // fillDefaults checks the Subprocess knobs and fills in their defaults.

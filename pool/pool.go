@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/internal/registry"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // Pool runs registered tasks on a bounded set of workers. Create it with
@@ -46,10 +46,10 @@ type Pool struct {
 	events poolEvents
 
 	// transport carries tasks to worker processes; nil for InProcess.
-	transport transport.Carrier
+	transport seam.Carrier
 	// slots counts the transport's live slots, if it does (Remote): see
 	// capacity.go. nil otherwise.
-	slots transport.SlotCounter
+	slots seam.SlotCounter
 
 	// stop ends the contexts of running tasks whose caller's ctx never
 	// ends; Close cancels it.
@@ -101,7 +101,7 @@ func New(opts Options) (*Pool, error) {
 	p.mu.Lock()
 	// Under the lock: the transport may already tell of more slots
 	// (grantRoom), which reads p.slots under it.
-	p.slots, _ = p.transport.(transport.SlotCounter)
+	p.slots, _ = p.transport.(seam.SlotCounter)
 	for range s.MinWorkers {
 		p.spawn()
 	}

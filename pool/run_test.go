@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -197,6 +197,6 @@ func TestDefaults(t *testing.T) {
 // refusingTransport is a Remote transport that can't be bound.
 type refusingTransport struct{}
 
-func (refusingTransport) Bind(transport.Env) (transport.Carrier, error) {
+func (refusingTransport) Bind(seam.Env) (seam.Carrier, error) {
 	return nil, errors.New("pool: test transport refuses to bind")
 }

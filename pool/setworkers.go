@@ -3,7 +3,7 @@ package pool
 import (
 	"fmt"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // SetWorkers changes the most tasks p runs at once (Options.Workers) to n,
@@ -56,7 +56,7 @@ func (p *Pool) SetWorkers(n int) error {
 	p.grantRoomLocked()
 	p.startReaper() // MinWorkers may have fallen below the workers kept
 	p.mu.Unlock()
-	if r, ok := p.transport.(transport.Resizer); ok {
+	if r, ok := p.transport.(seam.Resizer); ok {
 		r.Resize(n)
 	}
 	return nil

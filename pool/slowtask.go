@@ -3,7 +3,7 @@ package pool
 import (
 	"time"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // A task running past Options.SlowTaskAfter is reported once, by one
@@ -80,7 +80,7 @@ func (p *Pool) findSlow(t, after int64, slow *[]WorkerEvent) (next int64, runnin
 		w.slowAt = start
 		p.stats.slow.Add(1)
 		ev := WorkerEvent{Kind: WorkerSlowTask, Worker: w.id, Task: w.current.name(), Running: time.Duration(t - start)}
-		if l, ok := w.runner.(transport.Locator); ok {
+		if l, ok := w.runner.(seam.Locator); ok {
 			ev.PID, ev.Node = l.Where()
 		}
 		*slow = append(*slow, ev)

@@ -1,18 +1,18 @@
 package pool
 
 import (
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/subproc"
-	"github.com/offloadgo/offload/internal/transport"
 )
 
 // bindTransport makes the transport of a Subprocess or Remote pool, from
 // its options, defaults filled in; nil for InProcess.
-func (p *Pool) bindTransport() (transport.Carrier, error) {
+func (p *Pool) bindTransport() (seam.Carrier, error) {
 	s := p.opts
 	ev, logger := p.events, p.events.logger
 	switch s.Isolation {
 	case Remote:
-		return s.Transport.Bind(transport.Env{Workers: s.Workers, Stop: p.stop, Events: ev, Logger: logger})
+		return s.Transport.Bind(seam.Env{Workers: s.Workers, Stop: p.stop, Events: ev, Logger: logger})
 	case Subprocess:
 		o := s.Subprocess
 		t, err := subproc.New(subproc.Options{

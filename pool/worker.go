@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // worker is one goroutine serving the queue. Its fields are guarded by the
@@ -23,12 +23,12 @@ type worker struct {
 	// slowAt is the startedAt of the task last reported slow, so that a
 	// task is reported once (see slowtask.go).
 	slowAt int64
-	tally  tally            // written by the worker alone
-	id     int              // for logs: the pool's count of workers started
-	runner transport.Runner // a Subprocess worker's process; nil in process
-	call   transport.Call   // the runner's calls, reused: one allocation less per call
+	tally  tally       // written by the worker alone
+	id     int         // for logs: the pool's count of workers started
+	runner seam.Runner // a Subprocess worker's process; nil in process
+	call   seam.Call   // the runner's calls, reused: one allocation less per call
 	// sentAt is when the runner last said the running task started where
-	// it runs (see transport.Call.Start), or 0. The worker alone uses it.
+	// it runs (see seam.Call.Start), or 0. The worker alone uses it.
 	sentAt int64
 	// maxWait is what QueueDelay leaves the task it took to wait for room
 	// where it runs (a Remote runner waits for a node's free slot), or 0
@@ -170,7 +170,7 @@ func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
 }
 
 // Started records that the runner sent w's task where it runs (see
-// transport.Call.Start).
+// seam.Call.Start).
 func (w *worker) Started() { w.sentAt = now() }
 
 // finishJob does the pool's part of a job w has run, before its caller is

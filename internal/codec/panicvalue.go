@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
-	"github.com/offloadgo/offload/internal/transport"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -18,7 +18,7 @@ import (
 //
 //   - a string is the string;
 //   - an error is a *pool.RemoteError carrying its message (a
-//     *transport.TaskError here, which the pool turns into one), so that
+//     *seam.TaskError here, which the pool turns into one), so that
 //     Unwrap still finds an error; errors.Is can't match the worker's own
 //     error values, which are not the caller's;
 //   - any other value msgpack encodes is what msgpack decodes into an
@@ -75,7 +75,7 @@ func DecodePanic(body []byte) (value any, stack []byte) {
 	case panicText:
 		return string(enc), stack
 	case panicError:
-		return &transport.TaskError{Message: string(enc)}, stack
+		return &seam.TaskError{Message: string(enc)}, stack
 	case panicValue:
 		if v, err := decodeAny(enc); err == nil {
 			return v, stack

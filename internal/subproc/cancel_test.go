@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
@@ -79,13 +79,13 @@ func TestCancelFrameCauses(t *testing.T) {
 	defer stop()
 	<-deadline.Done()
 	closed, end := context.WithCancelCause(context.Background())
-	end(transport.ErrClosed)
+	end(seam.ErrClosed)
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, tc := range []struct {
 		ctx  context.Context
 		want error
-	}{{deadline, context.DeadlineExceeded}, {closed, transport.ErrClosed}, {canceled, context.Canceled}} {
+	}{{deadline, context.DeadlineExceeded}, {closed, seam.ErrClosed}, {canceled, context.Canceled}} {
 		f := cancelFrame(7, tc.ctx)
 		assert.Equal(t, kindCancel, f.Kind)
 		assert.EqualValues(t, 7, f.ID)
@@ -102,7 +102,7 @@ func FuzzCancelCause(f *testing.F) {
 	f.Add([]byte{causeClosed, causeClosed})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		switch cause := cancelCause(body); cause {
-		case context.Canceled, context.DeadlineExceeded, transport.ErrClosed:
+		case context.Canceled, context.DeadlineExceeded, seam.ErrClosed:
 		default:
 			t.Fatalf("cancelCause(%x) = %v, not one of the three causes", body, cause)
 		}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
-	"github.com/offloadgo/offload/internal/transport"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -49,7 +49,7 @@ const (
 // and outputs. Safe for concurrent use.
 type ProcessCarrier struct {
 	stop       context.Context // the pool's: ends with it
-	events     transport.Events
+	events     seam.Events
 	spec       workerproc.Spec // ID is set per worker
 	maxPayload int
 	grace      int64 // TerminateGrace in nanoseconds
@@ -68,7 +68,7 @@ var errNotMain = errors.New("pool: this process is a worker process (" + workerp
 // reports to ev. It fails in a worker process (see errNotMain), on
 // platforms without worker processes (see PlatformSupport), and with a
 // MemoryLimit where it can't be enforced (see MemoryLimitSupport).
-func New(o Options, stop context.Context, ev transport.Events) (*ProcessCarrier, error) {
+func New(o Options, stop context.Context, ev seam.Events) (*ProcessCarrier, error) {
 	if os.Getenv(workerproc.EnvWorker) != "" {
 		return nil, errNotMain
 	}
@@ -107,7 +107,7 @@ func (sp *ProcessCarrier) Encode(task string, trace []byte, in any, moves bool) 
 }
 
 // NewRunner returns the runner of worker goroutine id.
-func (sp *ProcessCarrier) NewRunner(id int) transport.Runner {
+func (sp *ProcessCarrier) NewRunner(id int) seam.Runner {
 	return &runner{sp: sp, id: id, stop: sp.stop, events: sp.events}
 }
 
@@ -144,7 +144,7 @@ func (sp *ProcessCarrier) newCallBody(task string, trace []byte, in any) ([]byte
 // size of one that will be sent.
 func (sp *ProcessCarrier) checkSize(task string, n int) error {
 	if n > sp.maxPayload {
-		return fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", transport.ErrPayloadTooLarge, task, n, sp.maxPayload)
+		return fmt.Errorf("%w: input of task %q is %d bytes, over MaxPayload %d", seam.ErrPayloadTooLarge, task, n, sp.maxPayload)
 	}
 	sp.sizes.Record(task, n)
 	return nil

@@ -7,8 +7,8 @@ import (
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
-	"github.com/offloadgo/offload/internal/transport"
 
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -18,7 +18,7 @@ import (
 // call rather than loop.
 const maxSends = 3
 
-func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
+func (r *runner) Exchange(ctx context.Context, m *seam.Call) error {
 	if m.Payload != nil {
 		// Written or not, the body is not read again once the exchange is
 		// over: it goes back for reuse then, not after the first write, in
@@ -33,7 +33,7 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 		if _, ok := l.tasks[m.Task]; !ok {
 			return fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
 				"register tasks at package level (a var or init) so that the re-executed binary has them too",
-				transport.ErrUnknownTask, m.Task, r.id, l.pid)
+				seam.ErrUnknownTask, m.Task, r.id, l.pid)
 		}
 		if !m.Handover.Send() {
 			return context.Cause(ctx) // the caller gave up, and was told: nothing is sent
@@ -54,7 +54,7 @@ func (r *runner) Exchange(ctx context.Context, m *transport.Call) error {
 // process took the call: false only when it died before it read the call
 // whole, which costs the call nothing; in is then m's input taken back,
 // if it moved Buffers to l.
-func (r *runner) attempt(ctx context.Context, l *child, m *transport.Call) (in any, err error, taken bool) {
+func (r *runner) attempt(ctx context.Context, l *child, m *seam.Call) (in any, err error, taken bool) {
 	r.seq++
 	id := r.seq
 	f, input, err := r.callFrame(l, id, m)
@@ -89,7 +89,7 @@ func (r *runner) attempt(ctx context.Context, l *child, m *transport.Call) (in a
 		case <-ctx.Done():
 			m.Handover.Quit()
 			r.stopTask(ctx, l, m, id)
-			return nil, cancel.WithCause(transport.ErrTerminated, context.Cause(ctx)), true
+			return nil, cancel.WithCause(seam.ErrTerminated, context.Cause(ctx)), true
 		}
 	}
 }
@@ -99,14 +99,14 @@ func (r *runner) attempt(ctx context.Context, l *child, m *transport.Call) (in a
 // segments and releases due to l. input is the input's encoding, for
 // died to take moved Buffers back. If Buffers moved for a frame that
 // can't be sent, l is retired: closing its Peer after the reap frees them.
-func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc.Frame, input []byte, err error) {
+func (r *runner) callFrame(l *child, id uint64, m *seam.Call) (f workerproc.Frame, input []byte, err error) {
 	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.Payload}
 	var segs []shmbuf.Segment
 	if m.Payload == nil {
 		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.Task, m.Trace, m.In)
 		if err != nil {
 			if committed {
-				r.retire(l, transport.Retired)
+				r.retire(l, seam.Retired)
 			}
 			return f, nil, err
 		}
@@ -114,7 +114,7 @@ func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc
 		_, _, input, _ = parseCall(body)
 	}
 	if err := l.link.seal(&f, segs, false, m.Payload == nil); err != nil {
-		r.retire(l, transport.Retired)
+		r.retire(l, seam.Retired)
 		return f, nil, fmt.Errorf("pool: input of task %q: %w", m.Task, err)
 	}
 	return f, input, nil
@@ -125,7 +125,7 @@ func (r *runner) callFrame(l *child, id uint64, m *transport.Call) (f workerproc
 // not written whole, or bytes of it are still in the pipe), the call is
 // free to go to another process, with the Buffers it lent to l taken back
 // first (l's Peer would free them once l is reaped).
-func (r *runner) died(l *child, m *transport.Call, input []byte, written bool) (in any, err error, taken bool) {
+func (r *runner) died(l *child, m *seam.Call, input []byte, written bool) (in any, err error, taken bool) {
 	if written {
 		unread, uerr := l.proc.Conn().Unread()
 		taken = uerr != nil || unread == 0
@@ -143,7 +143,7 @@ func (r *runner) died(l *child, m *transport.Call, input []byte, written bool) (
 // whose caller gave up first (and was told ErrTerminated) returned all
 // the same: its process serves on, and the pool drops the output, whose
 // Buffers it frees.
-func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying bool) error {
+func (r *runner) receive(l *child, m *seam.Call, f workerproc.Frame, dying bool) error {
 	m.Handover.Reply()
 	kind, body, broken, err := l.link.open(f)
 	if err != nil {
@@ -163,7 +163,7 @@ func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying 
 	case dying:
 		r.bury(l) // it replied, then died: its end is no task's fault
 	case broken:
-		r.retire(l, transport.Retired)
+		r.retire(l, seam.Retired)
 	default:
 		r.recycle(l)
 	}
@@ -176,7 +176,7 @@ func (r *runner) receive(l *child, m *transport.Call, f workerproc.Frame, dying 
 // stopTask's would be with a grace of 0 (by a context.AfterFunc, which
 // also closes the channel so that the read ends at once). The caller has
 // its ErrTerminated from the pool already.
-func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint64, input []byte) (in any, err error, taken bool) {
+func (r *runner) await(ctx context.Context, l *child, m *seam.Call, id uint64, input []byte) (in any, err error, taken bool) {
 	stop := context.AfterFunc(ctx, func() {
 		l.proc.Terminate(0, func() {
 			_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
@@ -199,8 +199,8 @@ func (r *runner) await(ctx context.Context, l *child, m *transport.Call, id uint
 			closeFDs(f.FDs)
 		}
 		m.Handover.Quit()
-		r.retire(l, transport.Terminated)
-		return nil, cancel.WithCause(transport.ErrTerminated, context.Cause(ctx)), true
+		r.retire(l, seam.Terminated)
+		return nil, cancel.WithCause(seam.ErrTerminated, context.Cause(ctx)), true
 	}
 	if err != nil {
 		return r.died(l, m, input, true)
@@ -222,16 +222,16 @@ func reply(task string, kind byte, body []byte) ([]byte, error) {
 	case kindResult:
 		return body, nil
 	case kindError:
-		return nil, &transport.TaskError{Message: string(body)}
+		return nil, &seam.TaskError{Message: string(body)}
 	case kindPanic:
 		value, stack := codec.DecodePanic(body)
-		return nil, &transport.Panic{Value: value, Stack: stack}
+		return nil, &seam.Panic{Value: value, Stack: stack}
 	case kindGoexit:
-		return nil, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", transport.ErrGoexit, task)
+		return nil, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", seam.ErrGoexit, task)
 	case kindTooLarge:
-		return nil, fmt.Errorf("%w: %s", transport.ErrPayloadTooLarge, body)
+		return nil, fmt.Errorf("%w: %s", seam.ErrPayloadTooLarge, body)
 	case kindUnknown:
-		return nil, fmt.Errorf("%w: %s", transport.ErrUnknownTask, body)
+		return nil, fmt.Errorf("%w: %s", seam.ErrUnknownTask, body)
 	}
 	return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", kind, task)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
@@ -21,12 +21,12 @@ type runner struct {
 	sp     *ProcessCarrier
 	id     int
 	stop   context.Context // ends with the pool: cuts a start short
-	events transport.Events
+	events seam.Events
 
-	cur     *child              // the process tasks go to; nil until started
-	pending chan startResult    // a start in progress, or nil
-	seq     uint64              // the last call's frame ID
-	next    transport.EventKind // why the next start replaces a process (0: none)
+	cur     *child           // the process tasks go to; nil until started
+	pending chan startResult // a start in progress, or nil
+	seq     uint64           // the last call's frame ID
+	next    seam.EventKind   // why the next start replaces a process (0: none)
 
 	// bg tracks the goroutines a process leaves behind (its reader, a
 	// background close or kill), so that close can wait for them all.
@@ -83,12 +83,12 @@ func (r *runner) launch() {
 		p, err := workerproc.Start(r.stop, spec)
 		if err != nil {
 			if r.stop.Err() == nil { // not cut short by the pool's end
-				r.events.Event(transport.Event{Kind: transport.StartFailed, Worker: r.id, Err: err})
+				r.events.Event(seam.Event{Kind: seam.StartFailed, Worker: r.id, Err: err})
 			}
 			ch <- startResult{err: err}
 			return
 		}
-		r.events.Event(transport.Event{Kind: transport.Started, Worker: r.id, PID: p.PID(), Took: time.Since(begin), Replacing: replacing})
+		r.events.Event(seam.Event{Kind: seam.Started, Worker: r.id, PID: p.PID(), Took: time.Since(begin), Replacing: replacing})
 		ch <- startResult{l: r.watch(p)}
 	}()
 }
@@ -154,7 +154,7 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 	case res := <-r.pending:
 		r.pending = nil
 		if res.err != nil {
-			return nil, fmt.Errorf("%w: worker %d did not start: %w", transport.ErrWorkerCrashed, r.id, res.err)
+			return nil, fmt.Errorf("%w: worker %d did not start: %w", seam.ErrWorkerCrashed, r.id, res.err)
 		}
 		r.cur = res.l
 		return r.cur, nil
@@ -171,7 +171,7 @@ const crashWait = 2 * time.Second
 // crashed accounts for a process that died (or broke its channel) and
 // returns the error naming how it ended (see bury).
 func (r *runner) crashed(l *child) error {
-	return cancel.WithCause(transport.ErrWorkerCrashed, r.bury(l)) // errors.As finds the *cancel.Exit
+	return cancel.WithCause(seam.ErrWorkerCrashed, r.bury(l)) // errors.As finds the *cancel.Exit
 }
 
 // bury ends a process that died on its own: it waits for the reap (the
@@ -188,23 +188,23 @@ func (r *runner) bury(l *child) *cancel.Exit {
 	if r.cur == l {
 		r.cur = nil
 	}
-	r.next = transport.Crashed
-	r.note(transport.Crashed, l)
+	r.next = seam.Crashed
+	r.note(seam.Crashed, l)
 	return l.proc.Exit()
 }
 
 // recycle retires l once it has served MaxTasksPerWorker tasks.
 func (r *runner) recycle(l *child) {
 	if r.sp.maxTasks > 0 && l.served >= r.sp.maxTasks {
-		r.retire(l, transport.Recycled)
+		r.retire(l, seam.Recycled)
 	}
 }
 
 // note reports an event about child l to the pool; a crash's with its
 // exit account, so only once l is reaped.
-func (r *runner) note(kind transport.EventKind, l *child) {
-	ev := transport.Event{Kind: kind, Worker: r.id, PID: l.pid}
-	if kind == transport.Crashed {
+func (r *runner) note(kind seam.EventKind, l *child) {
+	ev := seam.Event{Kind: kind, Worker: r.id, PID: l.pid}
+	if kind == seam.Crashed {
 		ev.Exit = l.proc.Exit()
 	}
 	r.events.Event(ev)
@@ -212,7 +212,7 @@ func (r *runner) note(kind transport.EventKind, l *child) {
 
 // retire takes l out of service for the reason why (Recycled,
 // Terminated, Retired), reported at once, and starts its successor.
-func (r *runner) retire(l *child, why transport.EventKind) {
+func (r *runner) retire(l *child, why seam.EventKind) {
 	if r.cur == l {
 		r.cur = nil
 	}

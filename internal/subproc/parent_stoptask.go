@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 )
 
 // stopTask is the pool's side of a running call whose caller gave up (or
@@ -21,7 +21,7 @@ import (
 // settled already, and the reply's frame ID is this call's, so it can't
 // be taken for the next call's answer. Only a kill counts as Terminated;
 // a process that dies on its own within the grace is a crash.
-func (r *runner) stopTask(ctx context.Context, l *child, m *transport.Call, id uint64) {
+func (r *runner) stopTask(ctx context.Context, l *child, m *seam.Call, id uint64) {
 	kill := l.proc.Terminate(time.Duration(r.sp.grace), func() {
 		_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
 	})
@@ -37,13 +37,13 @@ func (r *runner) stopTask(ctx context.Context, l *child, m *transport.Call, id u
 				return
 			}
 			closeFDs(f.FDs) // the reply crossed the kill: l is dying all the same
-			r.retire(l, transport.Terminated)
+			r.retire(l, seam.Terminated)
 			return
 		case <-l.gone:
 			if kill() {
 				r.bury(l) // it ended by itself before its grace was out
 			} else {
-				r.retire(l, transport.Terminated)
+				r.retire(l, seam.Terminated)
 			}
 			return
 		}

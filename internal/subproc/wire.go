@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/offloadgo/offload/internal/codec"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
@@ -85,7 +85,7 @@ func checkCallHeader(task string, trace []byte) error {
 	case len(task) > maxNameLen:
 		return fmt.Errorf("pool: task name %.40q... is %d bytes, over %d for a worker process", task, len(task), maxNameLen)
 	case len(trace) > codec.MaxCarrier:
-		return fmt.Errorf("%w: task %q: %w: %d bytes, over %d", transport.ErrPayloadTooLarge, task, codec.ErrCarrierTooLarge, len(trace), codec.MaxCarrier)
+		return fmt.Errorf("%w: task %q: %w: %d bytes, over %d", seam.ErrPayloadTooLarge, task, codec.ErrCarrierTooLarge, len(trace), codec.MaxCarrier)
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func cancelFrame(id uint64, ctx context.Context) workerproc.Frame {
 	cause := context.Cause(ctx)
 	code := causeCanceled
 	switch {
-	case errors.Is(cause, transport.ErrClosed):
+	case errors.Is(cause, seam.ErrClosed):
 		code = causeClosed
 	case errors.Is(cause, context.DeadlineExceeded):
 		code = causeDeadline
@@ -152,7 +152,7 @@ func cancelCause(body []byte) error {
 		case causeDeadline:
 			return context.DeadlineExceeded
 		case causeClosed:
-			return transport.ErrClosed
+			return seam.ErrClosed
 		}
 	}
 	return context.Canceled

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/offloadgo/offload/internal/codec"
-	"github.com/offloadgo/offload/internal/transport"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/workerproc"
 
 	"github.com/stretchr/testify/assert"
@@ -38,7 +38,7 @@ func TestCallHeaderRoundTrip(t *testing.T) {
 	_, err := appendCallHeader(nil, string(make([]byte, maxNameLen+1)), nil)
 	require.Error(t, err)
 	_, err = appendCallHeader(nil, "a", make([]byte, codec.MaxCarrier+1))
-	require.ErrorIs(t, err, transport.ErrPayloadTooLarge)
+	require.ErrorIs(t, err, seam.ErrPayloadTooLarge)
 	require.ErrorContains(t, err, "trace context")
 	for _, bad := range [][]byte{nil, {0x80}, {0, 5, 'a'}, {5, 'a'}, {0, 0xff, 0xff, 0xff, 0xff, 0x0f}, {0xff, 0xff, 0xff, 0xff, 0x0f}} {
 		_, _, _, err := parseCall(bad)
@@ -79,8 +79,8 @@ func TestExchangeUnknownTask(t *testing.T) {
 	t.Parallel()
 	r := &runner{sp: &ProcessCarrier{}, id: 7}
 	r.cur = &child{pid: 4242, tasks: map[string]struct{}{"other": {}}, gone: make(chan struct{})}
-	err := r.Exchange(context.Background(), &transport.Call{Task: "proc.add", Handover: new(transport.Handover)})
-	require.ErrorIs(t, err, transport.ErrUnknownTask)
+	err := r.Exchange(context.Background(), &seam.Call{Task: "proc.add", Handover: new(seam.Handover)})
+	require.ErrorIs(t, err, seam.ErrUnknownTask)
 	assert.Contains(t, err.Error(), `"proc.add"`)
 	assert.Contains(t, err.Error(), "pid 4242")
 	assert.Contains(t, err.Error(), "package level")
@@ -163,7 +163,7 @@ func TestCodecErrors(t *testing.T) {
 	_, err := sp.encode("t", nil, func() {})
 	require.ErrorContains(t, err, `pool: encode input of task "t"`)
 	_, err = sp.encode("t", nil, make([]byte, 17))
-	require.ErrorIs(t, err, transport.ErrPayloadTooLarge)
+	require.ErrorIs(t, err, seam.ErrPayloadTooLarge)
 	body, err := sp.encode("t", nil, 12)
 	require.NoError(t, err)
 	_, _, input, err := parseCall(body)

@@ -1,4 +1,4 @@
-// Package transport is the seam between package pool and the kinds of
+// Package seam is the seam between package pool and the kinds of
 // worker that run tasks outside its goroutines: worker processes
 // (internal/subproc) and worker nodes on other machines (natsremote).
 //
@@ -7,9 +7,9 @@
 // wherever it runs, through the Runner it makes for that goroutine, and
 // reports what happened to its processes or nodes through Events rather
 // than reaching into the pool. Whether a running task can be stopped from
-// outside is the transport's to say, call by call, through the call's
+// outside is the Carrier's to say, call by call, through the call's
 // Handover.
-package transport
+package seam
 
 import (
 	"context"
