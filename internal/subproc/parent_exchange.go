@@ -3,7 +3,6 @@ package subproc
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
@@ -206,13 +205,6 @@ func (r *runner) await(ctx context.Context, l *child, m *seam.Call, id uint64, i
 		return r.died(l, m, input, true)
 	}
 	return nil, r.receive(l, m, f, false), true
-}
-
-// closeFDs closes descriptors that came with a frame.
-func closeFDs(fds []int) {
-	for _, fd := range fds {
-		os.NewFile(uintptr(fd), "").Close()
-	}
 }
 
 // reply turns a worker's answer (its moves taken off) into the task's

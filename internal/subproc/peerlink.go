@@ -2,6 +2,7 @@ package subproc
 
 import (
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/offloadgo/offload/internal/shmbuf"
@@ -97,3 +98,10 @@ func (k *peerLink) open(f workerproc.Frame) (kind byte, body []byte, broken bool
 
 // close ends the Peer: only once the remote process is reaped.
 func (k *peerLink) close() { _ = k.peer.Close() }
+
+// closeFDs closes descriptors that came with a frame, on either side.
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		os.NewFile(uintptr(fd), "").Close()
+	}
+}
