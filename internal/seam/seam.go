@@ -1,5 +1,5 @@
-// Package seam is the seam between package pool and the kinds of
-// worker that run tasks outside its goroutines: worker processes
+// Package seam declares what passes between package pool and the kinds
+// of worker that run tasks outside its goroutines: worker processes
 // (internal/subproc) and worker nodes on other machines (natsremote).
 //
 // The pool keeps admission, the queue, the workers' goroutines and the
