@@ -18,7 +18,8 @@ import (
 // or died —, and exit then.
 //
 // An error with true means the process is a worker that cannot serve (its
-// parent already died, or descriptors 3-5 are not the channel): exit at once.
+// parent already died, or descriptors 3 and up are not the channel): exit
+// at once.
 //
 // Attach unsets the worker environment variables (EnvWorker and the rest)
 // and marks the channel close-on-exec, so processes the worker starts
@@ -51,11 +52,11 @@ func Attach() (*Conn, bool, error) {
 		return nil, true, fmt.Errorf("workerproc: bad %s=%q", EnvMaxFrame, max)
 	}
 	for i, fd := range workerFDs {
-		if err := claimFD(fd, [3]uint32{unix.S_IFIFO, unix.S_IFIFO, unix.S_IFSOCK}[i]); err != nil {
+		if err := claimFD(fd, workerFDKinds[i]); err != nil {
 			return nil, true, err
 		}
 	}
-	conn, err := newConn(workerFDs[0], workerFDs[1], workerFDs[2], maxFrame)
+	conn, err := newConn(workerFDs, maxFrame)
 	if err != nil {
 		return nil, true, err
 	}

@@ -9,8 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Linux's channel: pipes and a SOCK_SEQPACKET socket made close-on-exec
-// atomically, an eventfd to wake waiters, and pipes grown to pipeSize.
+// Linux's channel: pipes, a SOCK_SEQPACKET socket for descriptors and a
+// SOCK_STREAM socket for bulk bodies, made close-on-exec atomically, an
+// eventfd to wake waiters, and pipes grown to pipeSize.
 // channel_portable.go holds what the other Unixes (and Linux built with
 // the offload_portable tag) use instead.
 
@@ -33,9 +34,47 @@ func newChannel() (channel, error) {
 		closeFDs(append(down[:], up[:]...))
 		return ch, fmt.Errorf("workerproc: socketpair: %w", err)
 	}
-	ch.parent = [3]int{up[0], down[1], sock[0]}
-	ch.child = [3]int{down[0], up[1], sock[1]}
+	bulk, err := newBulkSocket()
+	if err != nil {
+		closeFDs(append(append(down[:], up[:]...), sock[:]...))
+		return ch, err
+	}
+	ch.parent = []int{up[0], down[1], sock[0], bulk[0]}
+	ch.child = []int{down[0], up[1], sock[1], bulk[1]}
 	return ch, nil
+}
+
+// The channel's descriptors in the worker, in exec.Cmd.ExtraFiles order,
+// and the kind each must be: the pipe it reads frames from, the pipe it
+// writes frames to, the socket for file descriptors, the bulk socket.
+var (
+	workerFDs     = []int{3, 4, 5, 6}
+	workerFDKinds = []uint32{unix.S_IFIFO, unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFSOCK}
+)
+
+// newBulkSocket returns the socketpair that carries bodies of bulkMin
+// bytes or more, both ways (see Conn.writeBulk). A pipe serializes its
+// writer and its reader on one lock, so a large body is copied in, then
+// out, a pipe's worth at a time; a stream socket lets the reader copy one
+// buffer out while the writer fills the next, on another core. For small
+// frames the pipe wakes a reader sooner, so they stay on it.
+//
+// Its send buffer is kept below bulkMin (the kernel doubles the figure
+// asked for): a bulk body never fits in it whole, so the writer is still
+// sending the body, and has not sent the trailer, when the reader takes
+// the frame's header from the pipe. Unread relies on that.
+func newBulkSocket() ([2]int, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fds, fmt.Errorf("workerproc: socketpair: %w", err)
+	}
+	for _, fd := range fds {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, bulkMin/4); err != nil {
+			closeFDs(fds[:])
+			return fds, fmt.Errorf("workerproc: bulk socket buffer: %w", err)
+		}
+	}
+	return fds, nil
 }
 
 // newWaker returns an eventfd, which is both the end to poll and the end

@@ -36,10 +36,19 @@ func newChannel() (channel, error) {
 		closeFDs(append(down[:], up[:]...))
 		return ch, err
 	}
-	ch.parent = [3]int{up[0], down[1], sock[0]}
-	ch.child = [3]int{down[0], up[1], sock[1]}
+	ch.parent = []int{up[0], down[1], sock[0]}
+	ch.child = []int{down[0], up[1], sock[1]}
 	return ch, nil
 }
+
+// The channel's descriptors in the worker, in exec.Cmd.ExtraFiles order,
+// and the kind each must be: the pipe it reads frames from, the pipe it
+// writes frames to, the socket for file descriptors. There is no bulk
+// socket here: every body goes down the pipe.
+var (
+	workerFDs     = []int{3, 4, 5}
+	workerFDKinds = []uint32{unix.S_IFIFO, unix.S_IFIFO, unix.S_IFSOCK}
+)
 
 // cloexecPipe makes a pipe whose ends are close-on-exec before any
 // process can be forked with them.

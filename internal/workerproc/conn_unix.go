@@ -21,14 +21,17 @@ import (
 //
 // Frames travel over a pair of pipes, descriptors over a unix socket
 // beside them (SOCK_SEQPACKET on Linux, SOCK_STREAM elsewhere, where
-// macOS has no SEQPACKET for AF_UNIX). Pipes wake a blocked reader about twice as fast as a
-// socketpair for small frames, and the descriptors are read with plain
-// system calls (poll, then read) on the calling goroutine's thread rather
-// than through Go's network poller, which would add its own wake-up; see
-// BenchmarkRoundTrip16B*. A blocked ReadFrame holds an OS thread.
+// macOS has no SEQPACKET for AF_UNIX). On Linux, bodies of bulkMin bytes
+// or more take a stream socket of their own (see writeBulk). Pipes wake a
+// blocked reader about twice as fast as a socketpair for small frames,
+// and the descriptors are read with plain system calls (poll, then read)
+// on the calling goroutine's thread rather than through Go's network
+// poller, which would add its own wake-up; see BenchmarkRoundTrip16B*. A
+// blocked ReadFrame holds an OS thread.
 type Conn struct {
 	rfd, wfd int // frames in, frames out: non-blocking pipe ends
 	sfd      int // descriptors, both ways: non-blocking unix socket
+	bfd      int // bulk bodies, both ways: non-blocking stream socket, or -1
 	wake     int // polled by every wait; readable once Close signalled it
 	wakeW    int // where Close signals: wake itself (eventfd) or a pipe's write end
 	max      int
@@ -49,28 +52,34 @@ type Conn struct {
 // write; larger bodies go out with writev, uncopied.
 const smallWrite = 64 << 10
 
-// newConn wraps the channel's descriptors and takes ownership of them; it
-// makes them non-blocking and adds the wake-up eventfd.
-func newConn(rfd, wfd, sfd, max int) (*Conn, error) {
+// newConn wraps one end's descriptors (read pipe, write pipe, descriptor
+// socket, and the bulk socket where the platform has one) and takes
+// ownership of them; it makes them non-blocking and adds the wake-up
+// eventfd.
+func newConn(fds []int, max int) (*Conn, error) {
 	wake, wakeW, err := newWaker()
 	if err != nil {
-		closeFDs([]int{rfd, wfd, sfd})
+		closeFDs(fds)
 		return nil, err
 	}
-	for _, fd := range []int{rfd, wfd, sfd} {
+	for _, fd := range fds {
 		if err := unix.SetNonblock(fd, true); err != nil {
-			closeFDs(wakerFDs([]int{rfd, wfd, sfd}, wake, wakeW))
+			closeFDs(wakerFDs(fds, wake, wakeW))
 			return nil, fmt.Errorf("workerproc: channel descriptor %d: %w", fd, err)
 		}
 	}
-	growPipe(wfd) // best effort
 	c := &Conn{
-		rfd: rfd, wfd: wfd, sfd: sfd, wake: wake, wakeW: wakeW, max: max,
+		rfd: fds[0], wfd: fds[1], sfd: fds[2], bfd: -1, wake: wake, wakeW: wakeW, max: max,
 		oob:  make([]byte, unix.CmsgSpace(MaxFDs*4)),
 		wbuf: make([]byte, HeaderSize, HeaderSize+4096),
 	}
+	growPipe(c.wfd) // best effort
 	c.rd = newFrameReader(max, c.recv, c.recvFDs)
 	c.rd.await = c.awaitFrame
+	if len(fds) > 3 {
+		c.bfd = fds[3]
+		c.rd.bulk = c.recvBulk
+	}
 	return c, nil
 }
 
@@ -87,12 +96,12 @@ func NewPair(maxFrame int) (*Conn, *Conn, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := newConn(ends.parent[0], ends.parent[1], ends.parent[2], maxFrame)
+	a, err := newConn(ends.parent, maxFrame)
 	if err != nil {
-		closeFDs(ends.child[:])
+		closeFDs(ends.child)
 		return nil, nil, err
 	}
-	b, err := newConn(ends.child[0], ends.child[1], ends.child[2], maxFrame)
+	b, err := newConn(ends.child, maxFrame)
 	if err != nil {
 		a.Close()
 		return nil, nil, err
@@ -101,8 +110,9 @@ func NewPair(maxFrame int) (*Conn, *Conn, error) {
 }
 
 // channel holds the descriptors of both ends: read pipe, write pipe,
-// socket. All are close-on-exec; newChannel makes them.
-type channel struct{ parent, child [3]int }
+// descriptor socket, and the bulk socket where the platform has one. All
+// are close-on-exec; newChannel makes them.
+type channel struct{ parent, child []int }
 
 // MaxFrame is the largest frame body this connection reads or writes.
 func (c *Conn) MaxFrame() int { return c.max }
@@ -181,7 +191,7 @@ func (c *Conn) writeBatch(fs []Frame) error {
 		if len(c.wbuf) == 0 {
 			return nil
 		}
-		err := c.writeAll(c.wbuf, nil)
+		err := c.writeAll(c.wfd, c.wbuf, nil)
 		c.wbuf = c.wbuf[:0]
 		return err
 	}
@@ -218,28 +228,45 @@ func (c *Conn) write(f *Frame) error {
 			return err
 		}
 	}
-	if len(f.Body) <= smallWrite {
-		c.wbuf = c.wbuf[:HeaderSize]
-		putHeader(c.wbuf, f)
-		c.wbuf = append(c.wbuf, f.Body...)
-		return c.writeAll(c.wbuf, nil)
-	}
 	c.wbuf = c.wbuf[:HeaderSize]
 	putHeader(c.wbuf, f)
-	return c.writeAll(c.wbuf, f.Body)
+	switch {
+	case len(f.Body) <= smallWrite:
+		c.wbuf = append(c.wbuf, f.Body...)
+		return c.writeAll(c.wfd, c.wbuf, nil)
+	case len(f.Body) >= bulkMin && c.bfd >= 0:
+		return c.writeBulk(f.Body)
+	}
+	return c.writeAll(c.wfd, c.wbuf, f.Body)
 }
 
-// writeAll writes a then b, with writev, waiting while the pipe is full.
-func (c *Conn) writeAll(a, b []byte) error {
+// writeBulk sends the frame whose header is in c.wbuf with its body on
+// the bulk socket: the header, marked so, down the pipe, then the body on
+// the socket, then a trailer byte down the pipe. Until the reader has the
+// whole body, the trailer is still in the pipe (or not yet written), so
+// Unread keeps its promise for bulk frames too (see newBulkSocket).
+func (c *Conn) writeBulk(body []byte) error {
+	c.wbuf[6] = flagBulk
+	if err := c.writeAll(c.wfd, c.wbuf, nil); err != nil {
+		return err
+	}
+	if err := c.writeAll(c.bfd, body, nil); err != nil {
+		return err
+	}
+	return c.writeAll(c.wfd, bulkTrailer[:], nil)
+}
+
+// writeAll writes a then b to fd, with writev, waiting while it is full.
+func (c *Conn) writeAll(fd int, a, b []byte) error {
 	iov := [][]byte{a, b}
 	for len(iov[0])+len(iov[1]) > 0 {
-		n, err := writev(c.wfd, iov[:])
+		n, err := writev(fd, iov[:])
 		switch err {
 		case nil:
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
-			if err := c.wait(c.wfd, unix.POLLOUT); err != nil {
+			if err := c.wait(fd, unix.POLLOUT); err != nil {
 				return err
 			}
 			continue
@@ -256,9 +283,15 @@ func (c *Conn) writeAll(a, b []byte) error {
 
 // recv is the frameReader's source: read what the pipe holds, waiting for
 // it if need be.
-func (c *Conn) recv(p []byte) (int, error) {
+func (c *Conn) recv(p []byte) (int, error) { return c.read(c.rfd, p) }
+
+// recvBulk is the frameReader's source of bulk bodies: the bulk socket.
+func (c *Conn) recvBulk(p []byte) (int, error) { return c.read(c.bfd, p) }
+
+// read reads what fd holds into p, waiting for it if need be.
+func (c *Conn) read(fd int, p []byte) (int, error) {
 	for {
-		n, err := unix.Read(c.rfd, p)
+		n, err := unix.Read(fd, p)
 		switch {
 		case err == nil && n == 0:
 			return 0, io.EOF
@@ -266,7 +299,7 @@ func (c *Conn) recv(p []byte) (int, error) {
 			return n, nil
 		case err == unix.EINTR:
 		case err == unix.EAGAIN:
-			if err := c.wait(c.rfd, unix.POLLIN); err != nil {
+			if err := c.wait(fd, unix.POLLIN); err != nil {
 				return 0, err
 			}
 		default:
@@ -372,6 +405,10 @@ func wakerFDs(fds []int, wake, wakeW int) []int {
 
 // finish closes the descriptors; called with mu held, no call in flight.
 func (c *Conn) finish() {
-	closeFDs(wakerFDs([]int{c.rfd, c.wfd, c.sfd}, c.wake, c.wakeW))
-	c.rfd, c.wfd, c.sfd, c.wake, c.wakeW = -1, -1, -1, -1, -1
+	fds := []int{c.rfd, c.wfd, c.sfd}
+	if c.bfd >= 0 {
+		fds = append(fds, c.bfd)
+	}
+	closeFDs(wakerFDs(fds, c.wake, c.wakeW))
+	c.rfd, c.wfd, c.sfd, c.bfd, c.wake, c.wakeW = -1, -1, -1, -1, -1, -1
 }

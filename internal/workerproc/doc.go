@@ -10,13 +10,14 @@
 // to the supervisor, over which the worker sends its [Hello] and then serves
 // frames until the connection reaches EOF, at which point it must exit.
 //
-// The channel is passed to the worker as file descriptors 3, 4 and 5 (never
-// stdin or stdout, which belong to whatever the worker prints): a pipe each
-// way for the frames, and a unix socket beside them for file descriptors
-// (SCM_RIGHTS), which a frame can carry: SOCK_SEQPACKET on Linux,
-// SOCK_STREAM on macOS and the BSDs. Frames are length-prefixed, with a
-// maximum size; their kinds are opaque to this package, except the few at
-// or above [KindReserved]. Everything the worker prints to stdout
+// The channel is passed to the worker as file descriptors 3, 4 and 5, and
+// 6 on Linux (never stdin or stdout, which belong to whatever the worker
+// prints): a pipe each way for the frames, a unix socket beside them for
+// file descriptors (SCM_RIGHTS), which a frame can carry (SOCK_SEQPACKET on
+// Linux, SOCK_STREAM on macOS and the BSDs), and on Linux a stream socket
+// for bodies of a MiB or more, which a pipe would copy in and out by turns.
+// Frames are length-prefixed, with a maximum size; their kinds are opaque
+// to this package, except the few at or above [KindReserved]. Everything the worker prints to stdout
 // or stderr goes, line by line, to the supervisor's [log/slog] logger.
 //
 // Processes a worker starts do not outlive it. Each worker runs in a

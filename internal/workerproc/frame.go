@@ -12,8 +12,13 @@ import (
 //	offset 0  uint32 big-endian  body length (at most the connection's MaxFrame)
 //	offset 4  byte               kind (opaque to this package below KindReserved)
 //	offset 5  byte               number of file descriptors sent with the frame
-//	offset 6  uint16             reserved, must be zero
+//	offset 6  byte               flags: 0, or flagBulk
+//	offset 7  byte               reserved, must be zero
 //	offset 8  uint64 big-endian  id (opaque: the pool's task id)
+//
+// A frame flagged flagBulk has its body on the connection's bulk stream
+// instead (see Conn.writeBulk), and is followed on this stream by one
+// byte, bulkTrailer, sent once the body is.
 const (
 	// HeaderSize is the size of a frame header in bytes.
 	HeaderSize = 16
@@ -31,6 +36,17 @@ const (
 	// KindHello is the frame kind of the worker's handshake.
 	KindHello byte = 0xFF
 )
+
+const (
+	// flagBulk marks a frame whose body is on the bulk stream.
+	flagBulk byte = 1
+	// bulkMin is the smallest body sent on the bulk stream, where a
+	// connection has one: below it the pipe is as fast or faster.
+	bulkMin = 1 << 20
+)
+
+// bulkTrailer is what follows a bulk frame's header on the frame stream.
+var bulkTrailer = [1]byte{0xB1}
 
 // Frame is one message on a [Conn].
 type Frame struct {
@@ -83,6 +99,10 @@ type frameReader struct {
 	// fds fetches the n descriptors sent with the frame being read; nil
 	// means the stream cannot carry any.
 	fds func(n int) ([]int, error)
+	// bulk reads bulk bodies as recv reads the stream; nil means the
+	// connection has no bulk stream, and a frame flagged flagBulk is
+	// corrupt.
+	bulk func(p []byte) (int, error)
 	// await, if set, blocks until the stream has bytes to read; the
 	// reader calls it before a frame's first receive when nothing is
 	// buffered (see Conn.awaitFrame).
@@ -134,9 +154,9 @@ func (r *frameReader) read() (Frame, error) {
 	h := r.buf[r.r : r.r+HeaderSize]
 	length := binary.BigEndian.Uint32(h[0:4])
 	f := Frame{Kind: h[4], ID: binary.BigEndian.Uint64(h[8:16])}
-	nfds := int(h[5])
-	if h[6] != 0 || h[7] != 0 {
-		return Frame{}, fmt.Errorf("%w: reserved header bytes are %#x %#x, not zero", ErrCorruptFrame, h[6], h[7])
+	nfds, flags := int(h[5]), h[6]
+	if flags&^flagBulk != 0 || h[7] != 0 {
+		return Frame{}, fmt.Errorf("%w: header flags %#x and reserved byte %#x: want 0 or %#x, and 0", ErrCorruptFrame, h[6], h[7], flagBulk)
 	}
 	if uint64(length) > uint64(r.max) {
 		return Frame{}, fmt.Errorf("%w: header announces %d bytes, the maximum is %d", ErrFrameTooLarge, length, r.max)
@@ -145,7 +165,16 @@ func (r *frameReader) read() (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: header announces %d file descriptors, at most %d", ErrCorruptFrame, nfds, MaxFDs)
 	}
 	r.r += HeaderSize
+	if flags&flagBulk != 0 && r.bulk == nil {
+		return Frame{}, fmt.Errorf("%w: frame's body announced on a bulk stream this connection does not have", ErrCorruptFrame)
+	}
 	f.Body = r.alloc(int(length))
+	if flags&flagBulk != 0 {
+		if err := r.readBulk(f.Body); err != nil {
+			return Frame{}, err
+		}
+		return r.withFDs(f, nfds)
+	}
 	n := copy(f.Body, r.buf[r.r:r.w])
 	r.r += n
 	for n < len(f.Body) {
@@ -166,17 +195,46 @@ func (r *frameReader) read() (Frame, error) {
 		r.r += m
 		n += m
 	}
-	if nfds > 0 {
-		if r.fds == nil {
-			return Frame{}, fmt.Errorf("%w: frame announces %d file descriptors on a stream without any", ErrCorruptFrame, nfds)
-		}
-		fds, err := r.fds(nfds)
-		if err != nil {
-			return Frame{}, err
-		}
-		f.FDs = fds
+	return r.withFDs(f, nfds)
+}
+
+// withFDs completes f with the nfds descriptors sent with it.
+func (r *frameReader) withFDs(f Frame, nfds int) (Frame, error) {
+	if nfds == 0 {
+		return f, nil
 	}
+	if r.fds == nil {
+		return Frame{}, fmt.Errorf("%w: frame announces %d file descriptors on a stream without any", ErrCorruptFrame, nfds)
+	}
+	fds, err := r.fds(nfds)
+	if err != nil {
+		return Frame{}, err
+	}
+	f.FDs = fds
 	return f, nil
+}
+
+// readBulk reads a bulk frame's body from the bulk stream, then its
+// trailer from the frame stream.
+func (r *frameReader) readBulk(body []byte) error {
+	for n := 0; n < len(body); {
+		m, err := r.bulk(body[n:])
+		if err == nil && m <= 0 {
+			err = io.ErrNoProgress
+		}
+		if err != nil {
+			return r.streamError(err, "body (bulk)")
+		}
+		n += m
+	}
+	if err := r.fill(len(bulkTrailer)); err != nil {
+		return r.streamError(err, "trailer")
+	}
+	if t := r.buf[r.r]; t != bulkTrailer[0] {
+		return fmt.Errorf("%w: bulk frame's trailer is %#x, want %#x", ErrCorruptFrame, t, bulkTrailer[0])
+	}
+	r.r += len(bulkTrailer)
+	return nil
 }
 
 // fill makes at least k bytes available in buf[r:w], receiving more.

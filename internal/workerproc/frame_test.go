@@ -73,12 +73,14 @@ func TestFrameConcurrentWriters(t *testing.T) {
 func TestFrameLimits(t *testing.T) {
 	t.Parallel()
 	const max = 1000
-	header := func(length uint32, nfds byte, reserved byte) []byte {
+	header := func(length uint32, nfds byte, flags byte) []byte {
 		h := make([]byte, HeaderSize)
 		binary.BigEndian.PutUint32(h, length)
-		h[5], h[6] = nfds, reserved
+		h[5], h[6] = nfds, flags
 		return h
 	}
+	reserved := header(1, 0, 0)
+	reserved[7] = 1
 	tests := []struct {
 		name string
 		raw  []byte
@@ -86,7 +88,9 @@ func TestFrameLimits(t *testing.T) {
 	}{
 		{"length above max", header(max+1, 0, 0), ErrFrameTooLarge},
 		{"length 4 GiB", header(^uint32(0), 0, 0), ErrFrameTooLarge},
-		{"reserved bytes set", header(1, 0, 1), ErrCorruptFrame},
+		{"reserved byte set", reserved, ErrCorruptFrame},
+		{"unknown flag", header(1, 0, 2), ErrCorruptFrame},
+		{"bulk body never sent", header(1, 0, flagBulk), ErrCorruptFrame},
 		{"too many fds announced", header(0, MaxFDs+1, 0), ErrCorruptFrame},
 		{"fds announced none sent", header(0, 2, 0), ErrCorruptFrame},
 		{"ends in header", []byte{0, 0, 0}, io.ErrUnexpectedEOF},

@@ -38,18 +38,22 @@ func FuzzReadFrame(f *testing.F) {
 	// piece: the most bytes one receive returns (0: no limit); buf: the
 	// reader's buffer size beyond HeaderSize, in units of 2 bytes (so from
 	// a header's size to well above max).
-	f.Add(uint8(0), uint8(0), []byte{})
-	f.Add(uint8(1), uint8(0), frame(5, 1, 0, 7, []byte("hello")))
-	f.Add(uint8(3), uint8(255), append(frame(0, 2, 0, 1, nil), frame(3, 3, 0, 2, []byte("abc"))...))
-	f.Add(uint8(0), uint8(8), frame(max, 1, 0, 1, make([]byte, max)))
-	f.Add(uint8(7), uint8(0), frame(40, 1, 0, 1, make([]byte, 40))) // a body larger than the buffer
-	f.Add(uint8(2), uint8(0), frame(max+1, 1, 0, 1, nil))
-	f.Add(uint8(0), uint8(0), frame(^uint32(0), 1, 0, 1, nil))
-	f.Add(uint8(5), uint8(0), frame(40, 1, 0, 1, []byte("short"))) // ends inside a body larger than the buffer
-	f.Add(uint8(0), uint8(0), frame(1, 1, 2, 1, []byte("x")))
-	f.Add(uint8(0), uint8(0), []byte{0, 0, 0, 1, 0, 0, 1, 0})
-	f.Fuzz(func(t *testing.T, piece, buf uint8, data []byte) {
-		data = data[:min(len(data), maxInput)]
+	f.Add(uint8(0), uint8(0), []byte{}, []byte(nil))
+	f.Add(uint8(1), uint8(0), frame(5, 1, 0, 7, []byte("hello")), []byte(nil))
+	f.Add(uint8(3), uint8(255), append(frame(0, 2, 0, 1, nil), frame(3, 3, 0, 2, []byte("abc"))...), []byte(nil))
+	f.Add(uint8(0), uint8(8), frame(max, 1, 0, 1, make([]byte, max)), []byte(nil))
+	f.Add(uint8(7), uint8(0), frame(40, 1, 0, 1, make([]byte, 40)), []byte(nil)) // a body larger than the buffer
+	f.Add(uint8(2), uint8(0), frame(max+1, 1, 0, 1, nil), []byte(nil))
+	f.Add(uint8(0), uint8(0), frame(^uint32(0), 1, 0, 1, nil), []byte(nil))
+	f.Add(uint8(5), uint8(0), frame(40, 1, 0, 1, []byte("short")), []byte(nil)) // ends inside a body larger than the buffer
+	f.Add(uint8(0), uint8(0), frame(1, 1, 2, 1, []byte("x")), []byte(nil))
+	f.Add(uint8(0), uint8(0), []byte{0, 0, 0, 1, 0, 0, 1, 0}, []byte(nil))
+	bulkFrame := frame(5, 1, 0, 8, nil)
+	bulkFrame[6] = flagBulk
+	f.Add(uint8(0), uint8(0), append(bulkFrame, bulkTrailer[:]...), []byte("hello"))
+	f.Add(uint8(2), uint8(0), append(bulkFrame, 0), []byte("hello")) // a wrong trailer
+	f.Fuzz(func(t *testing.T, piece, buf uint8, data, bulk []byte) {
+		data, bulk = data[:min(len(data), maxInput)], bulk[:min(len(bulk), maxInput)]
 		src := bytes.NewReader(data)
 		recv := func(p []byte) (int, error) {
 			if n := int(piece); n > 0 && n < len(p) {
@@ -58,6 +62,7 @@ func FuzzReadFrame(f *testing.F) {
 			return src.Read(p)
 		}
 		r := newFrameReader(max, recv, nil)
+		r.bulk = bytes.NewReader(bulk).Read // the bulk stream's bodies
 		r.buf = make([]byte, HeaderSize+2*int(buf))
 		r.alloc = func(n int) []byte {
 			if n > max {

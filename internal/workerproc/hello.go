@@ -9,8 +9,10 @@ import (
 // ProtocolVersion is the version of the supervisor–worker protocol this
 // package and the frames above it speak; a worker whose Hello carries
 // another is refused. Version 2: a call's header carries the caller's
-// trace context before the task's name (see internal/subproc).
-const ProtocolVersion = 2
+// trace context before the task's name (see internal/subproc). Version 3:
+// on Linux, bodies of bulkMin bytes or more travel on a socket of their
+// own, descriptor 6 in the worker (see Conn.writeBulk).
+const ProtocolVersion = 3
 
 // Environment variables by which Start tells the worker what it is; Attach
 // reads and then unsets them, so that a process the worker starts in turn
@@ -24,11 +26,6 @@ const (
 	// EnvMaxFrame holds the channel's maximum frame body size.
 	EnvMaxFrame = "OFFLOAD_WORKER_MAX_FRAME"
 )
-
-// The channel's descriptors in the worker, in exec.Cmd.ExtraFiles order:
-// the pipe it reads frames from, the pipe it writes frames to, the socket
-// for file descriptors.
-var workerFDs = [3]int{3, 4, 5}
 
 // Hello is the worker's handshake, the first frame it sends.
 type Hello struct {

@@ -95,22 +95,22 @@ func spawn(s Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := newConn(ch.parent[0], ch.parent[1], ch.parent[2], s.MaxFrame)
+	conn, err := newConn(ch.parent, s.MaxFrame)
 	if err != nil {
-		closeFDs(ch.child[:])
+		closeFDs(ch.child)
 		return nil, err
 	}
-	var child [3]*os.File
+	child := make([]*os.File, len(ch.child))
 	for i, fd := range ch.child {
 		child[i] = os.NewFile(uintptr(fd), "offload-worker-channel")
 	}
-	defer closeFiles(child[:]...)
+	defer closeFiles(child...)
 	r, w, err := outputPipes()
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
-	cmd := s.command(child[:], w[0], w[1])
+	cmd := s.command(child, w[0], w[1])
 	// The platform's way for the worker to die with its supervisor
 	// (parentdeath_*.go).
 	lifeline, give, err := dieWithParent(cmd)
