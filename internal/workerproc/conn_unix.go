@@ -40,9 +40,10 @@ type Conn struct {
 	refs   int        // reads and writes in flight; descriptors close at zero after Close
 	closed bool
 
-	rmu sync.Mutex
-	rd  *frameReader
-	oob []byte
+	rmu    sync.Mutex
+	rd     *frameReader
+	oob    []byte
+	waiter *waiter // how ReadFrame waits for a frame (await_unix.go)
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -74,6 +75,7 @@ func newConn(fds []int, max int) (*Conn, error) {
 		wbuf: make([]byte, HeaderSize, HeaderSize+4096),
 	}
 	growPipe(c.wfd) // best effort
+	c.waiter = newWaiter(c.rfd)
 	c.rd = newFrameReader(max, c.recv, c.recvFDs)
 	c.rd.await = c.awaitFrame
 	if len(fds) > 3 {
@@ -308,14 +310,6 @@ func (c *Conn) read(fd int, p []byte) (int, error) {
 	}
 }
 
-// awaitFrame waits for the next frame to begin arriving. The channel is
-// request and reply: each side reads when it has just written, and the
-// peer's answer is almost never there yet. Reading first would cost a
-// read that finds nothing, then the poll, then the read: polling first
-// saves that system call on every frame a side waits for, and costs one
-// (a poll that returns at once) when the frame was already there.
-func (c *Conn) awaitFrame() error { return c.wait(c.rfd, unix.POLLIN) }
-
 // wait blocks until fd is ready for events or Close is called (ErrClosed).
 func (c *Conn) wait(fd int, events int16) error {
 	fds := [2]unix.PollFd{{Fd: int32(fd), Events: events}, {Fd: int32(c.wake), Events: unix.POLLIN}}
@@ -366,6 +360,7 @@ func (c *Conn) Close() error {
 	var one [8]byte
 	binary.NativeEndian.PutUint64(one[:], 1)
 	unix.Write(c.wakeW, one[:])
+	c.waiter.interrupt()
 	if c.refs == 0 {
 		c.finish()
 	}
@@ -410,5 +405,6 @@ func (c *Conn) finish() {
 		fds = append(fds, c.bfd)
 	}
 	closeFDs(wakerFDs(fds, c.wake, c.wakeW))
+	c.waiter.close()
 	c.rfd, c.wfd, c.sfd, c.bfd, c.wake, c.wakeW = -1, -1, -1, -1, -1, -1
 }
