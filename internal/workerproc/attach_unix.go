@@ -81,7 +81,11 @@ func claimFD(fd int, kind uint32) error {
 		if kind == unix.S_IFSOCK {
 			what = "socket"
 		}
-		return fmt.Errorf("workerproc: worker channel (fd %d) is not a %s", fd, what)
+		// A supervisor and worker of different builds lay the channel out
+		// differently (the bulk socket of Linux against the lifeline pipe
+		// of the portable channel), and fail here before any Hello could
+		// tell their versions apart.
+		return fmt.Errorf("workerproc: worker channel (fd %d) is not a %s (is the worker the same build as its supervisor, with the same offload_portable tag?)", fd, what)
 	}
 	unix.CloseOnExec(fd)
 	return nil
