@@ -113,13 +113,15 @@ func BenchmarkPoolRun(b *testing.B) {
 func BenchmarkPoolRunParallel(b *testing.B) { runParallelPeers(b, workers, 1) }
 
 // runParallelPeers runs Run of the trivial task from parallelism×GOMAXPROCS
-// goroutines on each peer, every pool with n workers.
-func runParallelPeers(b *testing.B, n, parallelism int) {
+// goroutines on each peer, every pool with workerCount workers (perCore:
+// GOMAXPROCS).
+func runParallelPeers(b *testing.B, workerCount, parallelism int) {
 	ctx := context.Background()
 	b.Run("peer=offload", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded})
-		b.ReportAllocs()
 		b.SetParallelism(parallelism)
+		timed(b, n)
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
 				if _, err := pool.Run(ctx, p, trivial, i); err != nil {
@@ -130,10 +132,11 @@ func runParallelPeers(b *testing.B, n, parallelism int) {
 		})
 	})
 	b.Run("peer=ants", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newAnts(n)
 		defer p.Release()
-		b.ReportAllocs()
 		b.SetParallelism(parallelism)
+		timed(b, n)
 		b.RunParallel(func(pb *testing.PB) {
 			done := make(chan int, 1)
 			for i := 0; pb.Next(); i++ {
@@ -146,10 +149,11 @@ func runParallelPeers(b *testing.B, n, parallelism int) {
 		})
 	})
 	b.Run("peer=pond-future", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newPond(n)
 		defer p.StopAndWait()
-		b.ReportAllocs()
 		b.SetParallelism(parallelism)
+		timed(b, n)
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
 				if err := p.Submit(func() { _ = work(i) }).Wait(); err != nil {
@@ -160,10 +164,11 @@ func runParallelPeers(b *testing.B, n, parallelism int) {
 		})
 	})
 	b.Run("peer=floor", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newFloorPool(n, n*n, work)
 		defer p.close()
-		b.ReportAllocs()
 		b.SetParallelism(parallelism)
+		timed(b, n)
 		b.RunParallel(func(pb *testing.PB) {
 			j := &floorJob{done: make(chan struct{}, 1)}
 			for i := 0; pb.Next(); i++ {
@@ -193,9 +198,11 @@ func BenchmarkPoolBatch10us(b *testing.B) {
 }
 
 // runCeiling is the ceiling of a batch: size calls of work split evenly
-// over n bare goroutines.
-func runCeiling(b *testing.B, n, size int, work func() int) {
-	for b.Loop() {
+// over workerCount bare goroutines (perCore: GOMAXPROCS).
+func runCeiling(b *testing.B, workerCount, size int, work func() int) {
+	n := poolSize(workerCount)
+	timed(b, n)
+	for range b.N {
 		var wg sync.WaitGroup
 		for w := range n {
 			share := size / n
@@ -214,15 +221,17 @@ func runCeiling(b *testing.B, n, size int, work func() int) {
 }
 
 // runBatch runs one batch benchmark per peer: size tasks submitted one by
-// one from one goroutine, then awaited, on pools of n n; direct is
-// what task does, for the peers that take a plain func.
-func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int, int], direct func(int) int) {
+// one from one goroutine, then awaited, on pools of workerCount workers
+// (perCore: GOMAXPROCS); direct is what task does, for the peers that
+// take a plain func.
+func runBatch(b *testing.B, workerCount, size int, input func(int) int, task pool.Task[int, int], direct func(int) int) {
 	ctx := context.Background()
 	b.Run("peer=offload", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded})
 		futures := make([]*pool.Future[int], size)
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			for i := range futures {
 				f, err := pool.Submit(ctx, p, task, input(i))
 				if err != nil {
@@ -239,10 +248,11 @@ func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int
 		reportPerTask(b, size)
 	})
 	b.Run("peer=offload-blocking-auto-queue", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n})
 		futures := make([]*pool.Future[int], size)
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			for i := range futures {
 				f, err := pool.SubmitBlocking(ctx, p, task, input(i))
 				if err != nil {
@@ -259,10 +269,11 @@ func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int
 		reportPerTask(b, size)
 	})
 	b.Run("peer=pond-go-waitgroup", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newPond(n)
 		defer p.StopAndWait()
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			var wg sync.WaitGroup
 			wg.Add(size)
 			for i := range size {
@@ -275,10 +286,11 @@ func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int
 		reportPerTask(b, size)
 	})
 	b.Run("peer=pond-submit-waitgroup", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newPond(n)
 		defer p.StopAndWait()
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			var wg sync.WaitGroup
 			wg.Add(size)
 			for i := range size {
@@ -289,11 +301,12 @@ func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int
 		reportPerTask(b, size)
 	})
 	b.Run("peer=pond-result-futures", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := pond.NewResultPool[int](n)
 		defer p.StopAndWait()
 		futures := make([]pond.ResultTask[int], size)
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			for i := range futures {
 				futures[i] = p.Submit(func() int { return direct(input(i)) })
 			}
@@ -306,10 +319,11 @@ func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int
 		reportPerTask(b, size)
 	})
 	b.Run("peer=ants-waitgroup", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newAnts(n)
 		defer p.Release()
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			var wg sync.WaitGroup
 			wg.Add(size)
 			for i := range size {
@@ -322,14 +336,15 @@ func runBatch(b *testing.B, n, size int, input func(int) int, task pool.Task[int
 		reportPerTask(b, size)
 	})
 	b.Run("peer=floor", func(b *testing.B) {
+		n := poolSize(workerCount)
 		p := newFloorPool(n, 1024, direct)
 		defer p.close()
 		jobs := make([]floorJob, size)
 		for i := range jobs {
 			jobs[i].done = make(chan struct{}, 1)
 		}
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			for i := range jobs {
 				jobs[i].in = input(i)
 				p.jobs <- &jobs[i]

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +13,8 @@ import (
 
 // BenchmarkScale is how each pool uses every core: every pool has
 // GOMAXPROCS workers, and -cpu sets GOMAXPROCS, so one run gives each
-// shape at each core count with the peers side by side:
+// shape at each core count with the peers side by side (each leaf reads
+// GOMAXPROCS itself and loops b.N: see poolSize and timed for why):
 //
 //	go test ./bench -run '^$' -bench Scale -benchmem -cpu 1,2,4,8,16 -count 3 | tee scale.txt
 //	benchstat -col /peer scale.txt
@@ -46,13 +46,12 @@ const scaleBatch = 20_000
 // callers sets b's parallelism to 4×GOMAXPROCS callers.
 func callers(b *testing.B) { b.SetParallelism(4) }
 
-func benchScaleRun(b *testing.B) { runParallelPeers(b, runtime.GOMAXPROCS(0), 4) }
+func benchScaleRun(b *testing.B) { runParallelPeers(b, perCore, 4) }
 
 func benchScaleProducer(b *testing.B) {
-	n := runtime.GOMAXPROCS(0)
 	iters := itersFor(12 * time.Microsecond)
-	runBatch(b, n, scaleBatch, func(int) int { return iters }, cpuTask, burn)
-	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, n, scaleBatch, func() int { return burn(iters) }) })
+	runBatch(b, perCore, scaleBatch, func(int) int { return iters }, cpuTask, burn)
+	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, perCore, scaleBatch, func() int { return burn(iters) }) })
 }
 
 // benchScaleBatch is shape=producer with the tasks handed over as one
@@ -61,16 +60,16 @@ func benchScaleProducer(b *testing.B) {
 // batch submission.
 func benchScaleBatch(b *testing.B) {
 	ctx := context.Background()
-	n := runtime.GOMAXPROCS(0)
 	iters := itersFor(12 * time.Microsecond)
 	ins := make([]int, scaleBatch)
 	for i := range ins {
 		ins[i] = iters
 	}
 	b.Run("peer=offload", func(b *testing.B) {
+		n := poolSize(perCore)
 		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded})
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			futures, err := pool.SubmitAll(ctx, p, cpuTask, ins)
 			if err != nil {
 				b.Fatal(err)
@@ -84,33 +83,34 @@ func benchScaleBatch(b *testing.B) {
 		reportPerTask(b, scaleBatch)
 	})
 	b.Run("peer=pond-group", func(b *testing.B) {
+		n := poolSize(perCore)
 		p := pond.NewResultPool[int](n)
 		defer p.StopAndWait()
 		tasks := make([]func() int, scaleBatch)
 		for i := range tasks {
 			tasks[i] = func() int { return burn(ins[i]) }
 		}
-		b.ReportAllocs()
-		for b.Loop() {
+		timed(b, n)
+		for range b.N {
 			if _, err := p.NewGroup().Submit(tasks...).Wait(); err != nil {
 				b.Fatal(err)
 			}
 		}
 		reportPerTask(b, scaleBatch)
 	})
-	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, n, scaleBatch, func() int { return burn(iters) }) })
+	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, perCore, scaleBatch, func() int { return burn(iters) }) })
 }
 
 // benchScaleIsolations runs burn(iters) from 4×GOMAXPROCS callers on
-// pools of GOMAXPROCS workers in each isolation; ms is burn's rounds for
-// a millisecond, to warm every worker up first.
+// pools of GOMAXPROCS workers in each isolation (the Remote pool's slots
+// are GOMAXPROCS rounded down to even, one with one core); ms is burn's
+// rounds for a millisecond, to warm every worker up first.
 func benchScaleIsolations(b *testing.B, iters, ms int) {
 	ctx := context.Background()
-	n := runtime.GOMAXPROCS(0)
-	run := func(b *testing.B, p *pool.Pool) {
+	run := func(b *testing.B, p *pool.Pool, n int) {
 		warmEvery(b, p, n, 5*ms)
-		b.ReportAllocs()
 		callers(b)
+		timed(b, n)
 		defer cpuFrom(b).report(b)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -123,14 +123,16 @@ func benchScaleIsolations(b *testing.B, iters, ms int) {
 	}
 	for _, iso := range isolations {
 		b.Run("isolation="+iso.String(), func(b *testing.B) {
-			run(b, newIsolated(b, iso, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded}))
+			n := poolSize(perCore)
+			run(b, newIsolated(b, iso, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded}), n)
 		})
 	}
 	b.Run("isolation=Remote", func(b *testing.B) {
 		// Two node processes; with one core, one node of one slot.
+		n := poolSize(perCore)
 		nodes, slots := min(2, n), max(1, n/2)
 		s, nc := remoteServer(b)
-		run(b, startNodes(b, s, nc, "bench-scale", nodes, slots, nodes*slots))
+		run(b, startNodes(b, s, nc, "bench-scale", nodes, slots, nodes*slots), nodes*slots)
 	})
 }
 
