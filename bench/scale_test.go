@@ -19,6 +19,9 @@ import (
 //	go test ./bench -run '^$' -bench Scale -benchmem -cpu 1,2,4,8,16 -count 3 | tee scale.txt
 //	benchstat -col /peer scale.txt
 //
+// On a borrowed machine without Go, scale.sh (beside this file) runs it
+// from test binaries built here, several commits' round after round.
+//
 // The shapes:
 //   - shape=run: Run of a trivial task from 4×GOMAXPROCS callers, beside
 //     ants, pond and the hand-written channel pool (the floor);
