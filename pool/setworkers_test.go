@@ -219,7 +219,11 @@ func TestSetWorkersWakesBlockedSubmitters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPool(t, pool.Options{Workers: 2, MaxQueue: pool.NoQueue})
 		started := make(chan int, 8)
-		hs := []held{submitHeld(t, p, started, 0), submitHeld(t, p, started, 1)}
+		var hs []held
+		for id := range 2 {
+			hs = append(hs, submitHeld(t, p, started, id))
+			synctest.Wait() // started before the next: two workers race to report otherwise
+		}
 		release := make(chan struct{})
 		blocked := make(chan *pool.Future[int], 2)
 		for id := 2; id < 4; id++ {
