@@ -43,7 +43,13 @@ func sendEnvelope(fd int, env envelope, segs []Segment) error {
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	return unix.Sendmsg(fd, data, oob, nil, 0)
+	for {
+		// The runtime's signals (preemption, the profiler) interrupt a
+		// blocking call; a message is sent whole or not at all.
+		if err := unix.Sendmsg(fd, data, oob, nil, 0); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // recvEnvelope reads one envelope and adopts the segments sent with it.
@@ -51,6 +57,9 @@ func recvEnvelope(fd int, peer *peer) (envelope, error) {
 	buf := make([]byte, 1<<16)
 	oob := make([]byte, unix.CmsgSpace(4*16))
 	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	for err == unix.EINTR { // as in sendEnvelope
+		n, oobn, _, _, err = unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	}
 	if err != nil {
 		return envelope{}, err
 	}
