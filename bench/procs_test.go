@@ -13,9 +13,10 @@ const perCore = 0
 // poolSize is the number of workers a leaf benchmark gives its pools for
 // workerCount: perCore is GOMAXPROCS, read now. Only a leaf may read it.
 // go test -cpu sets GOMAXPROCS around each leaf's measured runs, not
-// around the parents that define the leaves: a parent runs once, at the
-// process's default, so a count read there is that default at every -cpu
-// row (golang/go#49980).
+// around the parents that define the leaves: a parent runs once, before
+// that, so a count read there is whatever GOMAXPROCS was then (the
+// default, or an earlier benchmark's last row) at every -cpu row
+// (golang/go#49980).
 func poolSize(workerCount int) int {
 	if workerCount == perCore {
 		return runtime.GOMAXPROCS(0)

@@ -16,7 +16,7 @@ import (
 // Each row of BenchmarkScale has as many workers as the GOMAXPROCS of its
 // -cpu value, also the first row of a leaf that go test times before it
 // sets GOMAXPROCS (golang/go#49980): the test binary runs two shapes once
-// at -cpu 1,3, values that differ from this process's default however
+// at -cpu 1,3, of which at least one differs from the default however
 // many cores the machine has, and every row's workers metric must match
 // its -cpu suffix. (-benchtime 2x: at 1x go test keeps the probing first
 // call's result, made at the default GOMAXPROCS, for any leaf.)
