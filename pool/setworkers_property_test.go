@@ -1,0 +1,142 @@
+package pool_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// resized is a task input that records each run of its id and how many
+// tasks run at once.
+type resized struct {
+	runs       *[]atomic.Int32
+	live, peak *atomic.Int32
+	id         int
+	sleep      time.Duration
+}
+
+var resizedTask = pool.Register("test.resized", func(ctx context.Context, in resized) (int, error) {
+	(*in.runs)[in.id].Add(1)
+	n := in.live.Add(1)
+	defer in.live.Add(-1)
+	for old := in.peak.Load(); n > old && !in.peak.CompareAndSwap(old, n); old = in.peak.Load() {
+	}
+	select {
+	case <-time.After(in.sleep):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return in.id, nil
+})
+
+// SetWorkers called again and again while submitters of every kind come
+// and go, some cancelling, keeps every promise of the pool: no task runs
+// twice or after it was refused, every accepted one ends once, the counts
+// add up, no more tasks run at once than the most Workers ever set, and
+// the pool ends with no more workers than it was last told, set while the
+// load still ran (idle workers never time out here: only SetWorkers and
+// the workers' own check make them leave). The safety net for a queue
+// that takes the lock off the handoff: workers parking and resuming while
+// SetWorkers dismisses and spawns.
+func TestSetWorkersUnderLoadKeepsEveryPromise(t *testing.T) {
+	t.Parallel()
+	const submitters, each, most = 12, 120, 6
+	const last = 2
+	p := newPool(t, pool.Options{Workers: 3, MinWorkers: 1, MaxQueue: 8, IdleTimeout: time.Hour})
+	runs := make([]atomic.Int32, submitters*each)
+	var live, peak atomic.Int32
+
+	type outcome struct {
+		out      int
+		err      error
+		rejected bool
+	}
+	outcomes := make([]outcome, submitters*each)
+	var resolved atomic.Int64
+	var resizes sync.WaitGroup
+	var resizeCalls int
+	resizes.Go(func() {
+		r := rand.New(rand.NewPCG(7, 7))
+		for ; resolved.Load() < submitters*each*2/3; resizeCalls++ {
+			time.Sleep(time.Duration(r.IntN(400)) * time.Microsecond) // jitter, not a wait
+			assert.NoError(t, p.SetWorkers(1+r.IntN(most)))
+			_ = p.Stats() // reads every worker under the lock, meanwhile
+		}
+		assert.NoError(t, p.SetWorkers(last)) // the load goes on a while
+	})
+	var wg sync.WaitGroup
+	for s := range submitters {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(s), 11))
+			for k := range each {
+				id := s*each + k
+				in := resized{runs: &runs, live: &live, peak: &peak, id: id, sleep: time.Duration(r.IntN(200)) * time.Microsecond}
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				if r.IntN(4) == 0 {
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(300))*time.Microsecond)
+				}
+				var o outcome
+				switch r.IntN(3) {
+				case 0:
+					o.out, o.err = pool.Run(ctx, p, resizedTask, in)
+					o.rejected = errors.Is(o.err, pool.ErrQueueFull)
+				default:
+					submit := pool.Submit[resized, int]
+					if r.IntN(2) == 0 {
+						submit = pool.SubmitBlocking[resized, int]
+					}
+					f, err := submit(ctx, p, resizedTask, in)
+					if err != nil {
+						o.err, o.rejected = err, true
+						break
+					}
+					o.out, o.err = f.Wait()
+				}
+				cancel()
+				outcomes[id] = o
+				resolved.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	resizes.Wait()
+
+	var completed uint64
+	for id, o := range outcomes {
+		n := runs[id].Load()
+		require.LessOrEqual(t, n, int32(1), "task %d ran %d times", id, n)
+		switch {
+		case o.err == nil:
+			completed++
+			require.Equal(t, id, o.out)
+			require.Equal(t, int32(1), n, "a result comes from a run")
+		case o.rejected:
+			require.Zero(t, n, "refused task %d ran (%v)", id, o.err)
+		default:
+			require.True(t, errors.Is(o.err, context.DeadlineExceeded), "task %d: %v", id, o.err)
+		}
+	}
+	assert.LessOrEqual(t, peak.Load(), int32(most), "no more tasks at once than the most Workers set")
+
+	assert.Eventually(t, func() bool {
+		st := p.Stats()
+		return st.Busy == 0 && st.Queued == 0 && st.Workers <= last
+	}, 10*time.Second, time.Millisecond, "workers above the last Workers leave")
+	st := p.Stats() // settled: no load is left
+	assert.LessOrEqual(t, st.Workers, last)
+	assert.Equal(t, completed, st.Completed)
+	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
+	assert.Equal(t, uint64(submitters*each), st.Submitted+st.Rejected)
+	assert.Equal(t, last, p.Options().Workers)
+	assert.Positive(t, st.Canceled, "the test exercised cancellation")
+	assert.GreaterOrEqual(t, resizeCalls, 10, "the test exercised SetWorkers")
+}
