@@ -15,16 +15,24 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-// counted is a task input that records each run of its id.
+// counted is a task input that records each run of its id and, if live
+// is set, how many tasks run at once (the most in peak).
 type counted struct {
-	runs  *[]atomic.Int32
-	id    int
-	sleep time.Duration
-	panic bool
+	runs       *[]atomic.Int32
+	live, peak *atomic.Int32
+	id         int
+	sleep      time.Duration
+	panic      bool
 }
 
 var countedTask = pool.Register("test.counted", func(ctx context.Context, in counted) (int, error) {
 	(*in.runs)[in.id].Add(1)
+	if in.live != nil {
+		n := in.live.Add(1)
+		defer in.live.Add(-1)
+		for old := in.peak.Load(); n > old && !in.peak.CompareAndSwap(old, n); old = in.peak.Load() {
+		}
+	}
 	if in.panic {
 		panic("planned")
 	}
@@ -48,12 +56,6 @@ func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 	p, err := pool.New(pool.Options{Workers: 3, MaxQueue: 6, IdleTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
 	runs := make([]atomic.Int32, submitters*each)
-
-	type outcome struct {
-		out      int
-		err      error
-		rejected bool
-	}
 	outcomes := make([]outcome, submitters*each)
 	var resolved atomic.Int64
 	var wg sync.WaitGroup
@@ -71,29 +73,8 @@ func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 					ctx, cancel = context.WithCancel(ctx)
 					go func(d time.Duration) { time.Sleep(d); cancel() }(time.Duration(r.IntN(300)) * time.Microsecond)
 				}
-				var o outcome
-				switch r.IntN(3) {
-				case 0:
-					o.out, o.err = pool.Run(ctx, p, countedTask, in)
-					// ErrClosed from Run may also mean Close dropped it later.
-					o.rejected = errors.Is(o.err, pool.ErrQueueFull)
-				default:
-					submit := pool.Submit[counted, int]
-					if r.IntN(2) == 0 {
-						submit = pool.SubmitBlocking[counted, int]
-					}
-					f, err := submit(ctx, p, countedTask, in)
-					if err != nil {
-						o.err, o.rejected = err, true
-						break
-					}
-					o.out, o.err = f.Wait()
-					again, againErr := f.Wait()
-					assert.Equal(t, o.out, again, "Wait is stable")
-					assert.Equal(t, o.err, againErr, "Wait is stable")
-				}
+				outcomes[id] = submitAny(t, r, ctx, p, countedTask, in)
 				cancel()
-				outcomes[id] = o
 				resolved.Add(1)
 			}
 		})
@@ -109,7 +90,56 @@ func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 		require.ErrorIs(t, shutdownErr, context.DeadlineExceeded)
 	}
 
-	var completed, rejected int
+	completed := checkRuns(t, outcomes, runs)
+	st := p.Stats()
+	assert.Equal(t, uint64(completed), st.Completed)
+	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
+	assert.Equal(t, uint64(submitters*each), st.Submitted+st.Rejected)
+	assert.Equal(t, 0, st.Workers)
+	assert.Greater(t, st.Rejected, uint64(0), "the test exercised rejection")
+	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
+	assert.Greater(t, st.Failed, uint64(0), "the test exercised panics")
+}
+
+// outcome is what one submission of an id-returning task came to.
+type outcome struct {
+	out      int
+	err      error
+	rejected bool
+}
+
+// submitAny submits in to task through Run, Submit or SubmitBlocking, as
+// r picks, and waits for its end. A refusal is marked: ErrQueueFull from
+// Run (whose ErrClosed may also mean Close dropped it later), any error
+// from Submit and SubmitBlocking.
+func submitAny[In any](t *testing.T, r *rand.Rand, ctx context.Context, p *pool.Pool, task pool.Task[In, int], in In) outcome {
+	var o outcome
+	switch r.IntN(3) {
+	case 0:
+		o.out, o.err = pool.Run(ctx, p, task, in)
+		o.rejected = errors.Is(o.err, pool.ErrQueueFull)
+	default:
+		submit := pool.Submit[In, int]
+		if r.IntN(2) == 0 {
+			submit = pool.SubmitBlocking[In, int]
+		}
+		f, err := submit(ctx, p, task, in)
+		if err != nil {
+			return outcome{err: err, rejected: true}
+		}
+		o.out, o.err = f.Wait()
+		again, againErr := f.Wait()
+		assert.Equal(t, o.out, again, "Wait is stable")
+		assert.Equal(t, o.err, againErr, "Wait is stable")
+	}
+	return o
+}
+
+// checkRuns checks each task's outcome, by id, against its runs: none ran
+// twice, a result comes from its one run and is its id, a refused task
+// never ran. It returns how many completed.
+func checkRuns(t *testing.T, outcomes []outcome, runs []atomic.Int32) (completed int) {
+	t.Helper()
 	for id, o := range outcomes {
 		n := runs[id].Load()
 		require.LessOrEqual(t, n, int32(1), "task %d ran %d times", id, n)
@@ -119,18 +149,10 @@ func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 			require.Equal(t, id, o.out)
 			require.Equal(t, int32(1), n, "a result comes from a run")
 		case o.rejected:
-			rejected++
-			require.Equal(t, int32(0), n, "rejected task %d ran (%v)", id, o.err)
+			require.Zero(t, n, "refused task %d ran (%v)", id, o.err)
 		}
 	}
-	st := p.Stats()
-	assert.Equal(t, uint64(completed), st.Completed)
-	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
-	assert.Equal(t, uint64(submitters*each), st.Submitted+st.Rejected)
-	assert.Equal(t, 0, st.Workers)
-	assert.Greater(t, st.Rejected, uint64(0), "the test exercised rejection")
-	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
-	assert.Greater(t, st.Failed, uint64(0), "the test exercised panics")
+	return completed
 }
 
 // Many goroutines hammering one pool with every entry point, under -race.

@@ -2,7 +2,6 @@ package pool_test
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -14,29 +13,6 @@ import (
 
 	"github.com/offloadgo/offload/pool"
 )
-
-// resized is a task input that records each run of its id and how many
-// tasks run at once.
-type resized struct {
-	runs       *[]atomic.Int32
-	live, peak *atomic.Int32
-	id         int
-	sleep      time.Duration
-}
-
-var resizedTask = pool.Register("test.resized", func(ctx context.Context, in resized) (int, error) {
-	(*in.runs)[in.id].Add(1)
-	n := in.live.Add(1)
-	defer in.live.Add(-1)
-	for old := in.peak.Load(); n > old && !in.peak.CompareAndSwap(old, n); old = in.peak.Load() {
-	}
-	select {
-	case <-time.After(in.sleep):
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-	return in.id, nil
-})
 
 // SetWorkers called again and again while submitters of every kind come
 // and go, some cancelling, keeps every promise of the pool: no task runs
@@ -54,12 +30,6 @@ func TestSetWorkersUnderLoadKeepsEveryPromise(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 3, MinWorkers: 1, MaxQueue: 8, IdleTimeout: time.Hour})
 	runs := make([]atomic.Int32, submitters*each)
 	var live, peak atomic.Int32
-
-	type outcome struct {
-		out      int
-		err      error
-		rejected bool
-	}
 	outcomes := make([]outcome, submitters*each)
 	var resolved atomic.Int64
 	var resizes sync.WaitGroup
@@ -79,30 +49,13 @@ func TestSetWorkersUnderLoadKeepsEveryPromise(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(s), 11))
 			for k := range each {
 				id := s*each + k
-				in := resized{runs: &runs, live: &live, peak: &peak, id: id, sleep: time.Duration(r.IntN(200)) * time.Microsecond}
+				in := counted{runs: &runs, live: &live, peak: &peak, id: id, sleep: time.Duration(r.IntN(200)) * time.Microsecond}
 				ctx, cancel := context.Background(), context.CancelFunc(func() {})
 				if r.IntN(4) == 0 {
 					ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(300))*time.Microsecond)
 				}
-				var o outcome
-				switch r.IntN(3) {
-				case 0:
-					o.out, o.err = pool.Run(ctx, p, resizedTask, in)
-					o.rejected = errors.Is(o.err, pool.ErrQueueFull)
-				default:
-					submit := pool.Submit[resized, int]
-					if r.IntN(2) == 0 {
-						submit = pool.SubmitBlocking[resized, int]
-					}
-					f, err := submit(ctx, p, resizedTask, in)
-					if err != nil {
-						o.err, o.rejected = err, true
-						break
-					}
-					o.out, o.err = f.Wait()
-				}
+				outcomes[id] = submitAny(t, r, ctx, p, countedTask, in)
 				cancel()
-				outcomes[id] = o
 				resolved.Add(1)
 			}
 		})
@@ -110,19 +63,10 @@ func TestSetWorkersUnderLoadKeepsEveryPromise(t *testing.T) {
 	wg.Wait()
 	resizes.Wait()
 
-	var completed uint64
+	completed := checkRuns(t, outcomes, runs)
 	for id, o := range outcomes {
-		n := runs[id].Load()
-		require.LessOrEqual(t, n, int32(1), "task %d ran %d times", id, n)
-		switch {
-		case o.err == nil:
-			completed++
-			require.Equal(t, id, o.out)
-			require.Equal(t, int32(1), n, "a result comes from a run")
-		case o.rejected:
-			require.Zero(t, n, "refused task %d ran (%v)", id, o.err)
-		default:
-			require.True(t, errors.Is(o.err, context.DeadlineExceeded), "task %d: %v", id, o.err)
+		if o.err != nil && !o.rejected {
+			require.ErrorIs(t, o.err, context.DeadlineExceeded, "task %d: the only failure here is a deadline", id)
 		}
 	}
 	assert.LessOrEqual(t, peak.Load(), int32(most), "no more tasks at once than the most Workers set")
@@ -133,7 +77,7 @@ func TestSetWorkersUnderLoadKeepsEveryPromise(t *testing.T) {
 	}, 10*time.Second, time.Millisecond, "workers above the last Workers leave")
 	st := p.Stats() // settled: no load is left
 	assert.LessOrEqual(t, st.Workers, last)
-	assert.Equal(t, completed, st.Completed)
+	assert.Equal(t, uint64(completed), st.Completed)
 	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
 	assert.Equal(t, uint64(submitters*each), st.Submitted+st.Rejected)
 	assert.Equal(t, last, p.Options().Workers)
