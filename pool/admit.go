@@ -44,7 +44,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	case p.stats.closed.Load():
 		return ErrClosed
 	case mode&admitWait == 0:
-		if c := p.capacity(); c >= 0 && p.stats.inflight.Load() >= int64(c) {
+		if c := p.capacity(); c >= 0 && p.stats.gauges.inflight() >= c {
 			return p.fullErr()
 		}
 	case p.slots != nil && p.workerLimit() == 0:
@@ -78,7 +78,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		}
 		since = 0 // the wait for room is not time in the queue
 	} else {
-		p.setInflight(p.inflight + 1)
+		p.inflight++ // published with the worker's busy count below
 	}
 	if err := j.enter(p, mode&admitWatch != 0); err != nil {
 		p.release()
@@ -86,6 +86,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		return err
 	}
 	w := p.enqueue(j, since)
+	p.publishGauges()
 	p.mu.Unlock()
 	if w != nil {
 		// Woken after the unlock, so that it doesn't wake into a held lock.
@@ -113,7 +114,7 @@ func (p *Pool) full() bool {
 // every worker is busy. A wrong guess costs only a clock read.
 func (p *Pool) likelyQueued() bool {
 	st := &p.stats
-	return st.queued.Load() > 0 || st.busy.Load() >= st.workers.Load()
+	return st.queued.Load() > 0 || int64(st.gauges.busy()) >= st.workers.Load()
 }
 
 // enqueue gives an admitted job to an idle worker, or puts it in the queue
@@ -180,10 +181,17 @@ func (p *Pool) abandon(j job, err error) {
 // (-1) is never exceeded: a Remote pool's waiters, held while no node
 // offered room, still get freed slots. p.mu is held.
 func (p *Pool) release() {
+	p.freeSlot()
+	p.publishGauges()
+}
+
+// freeSlot is release without publishing the gauges: for a worker, which
+// publishes them once it has taken its next task. p.mu is held.
+func (p *Pool) freeSlot() {
 	if (p.opts.capacity < 0 || p.inflight <= p.opts.capacity) && p.waiters.grant() {
 		return // the slot now belongs to that waiter
 	}
-	p.setInflight(p.inflight - 1)
+	p.inflight--
 	p.checkDrained()
 }
 

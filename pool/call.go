@@ -45,8 +45,9 @@ type call[In, Out any] struct {
 	// refs counts who still holds a recycled call: Run's caller and the
 	// pool (queue or worker). The last to let go puts it back in recycle.
 	// Submit's calls are never recycled (their Future is the user's) and
-	// keep refs at 0.
-	refs    atomic.Int32
+	// keep refs at 0. Read and lowered atomically; set plainly while the
+	// call is its caller's alone (a locked store there costs every Run).
+	refs    int32
 	recycle *sync.Pool // where drop puts a call of Run's; nil: nowhere
 
 	// freed, if set, is called once the call's slot is free again, after
@@ -78,12 +79,12 @@ func reuseCall[In, Out any](ctx context.Context, p *Pool, t Task[In, Out], in In
 		c.link.job = c
 	}
 	c.def, c.ctx, c.in = t.def, ctx, in
-	c.refs.Store(2)
+	c.refs = 2
 	return c
 }
 
 func (c *call[In, Out]) drop() {
-	if c.refs.Load() == 0 || c.refs.Add(-1) != 0 || c.recycle == nil {
+	if atomic.LoadInt32(&c.refs) == 0 || atomic.AddInt32(&c.refs, -1) != 0 || c.recycle == nil {
 		return
 	}
 	signal, recycle := c.signal, c.recycle

@@ -1,6 +1,9 @@
 package pool
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Load is a lock-free reading of how busy a pool is right now, for
 // admission decisions such as Shed's that must not contend with the pool's
@@ -42,9 +45,9 @@ func (p *Pool) Load() Load {
 	return Load{
 		Workers:       workers,
 		MaxWorkers:    limit,
-		Busy:          int(r.busy.Load()),
+		Busy:          r.gauges.busy(),
 		Queued:        int(r.queued.Load()),
-		InFlight:      int(r.inflight.Load()),
+		InFlight:      r.gauges.inflight(),
 		Capacity:      p.capacity(),
 		Closed:        r.closed.Load(),
 		RecentRunTime: time.Duration(r.recentRun.Load()),
@@ -55,8 +58,27 @@ func (p *Pool) Load() Load {
 // step with the fields they mirror. p.mu is held.
 func (p *Pool) setInflight(n int) {
 	p.inflight = n
-	p.stats.inflight.Store(int64(n))
+	p.publishGauges()
 }
+
+// publishGauges makes p.inflight and p.busy visible to the lock-free
+// readers (Load, admission's first look) in one atomic store. A task
+// changes both as it is admitted and handed to a worker, and as it ends
+// and its worker takes the next: the hot paths change the plain fields
+// and publish once, where separate mirrors cost a locked instruction
+// each. p.mu is held.
+func (p *Pool) publishGauges() { p.stats.gauges.store(p.inflight, p.busy) }
+
+// gauges packs two counts of at most 2³²−1 into one word: a task in
+// flight takes far more than one byte, so no pool gets near that.
+type gauges struct{ v atomic.Uint64 }
+
+func (g *gauges) store(inflight, busy int) {
+	g.v.Store(uint64(uint32(inflight)) | uint64(uint32(busy))<<32)
+}
+
+func (g *gauges) inflight() int { return int(uint32(g.v.Load())) }
+func (g *gauges) busy() int     { return int(g.v.Load() >> 32) }
 
 func (p *Pool) setState(s state) {
 	p.state = s

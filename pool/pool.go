@@ -30,6 +30,7 @@ type Pool struct {
 	starting int                  // workers spawned that have not yet run
 	exiting  int                  // workers told to exit (reaper, SetWorkers) that have not yet exited
 	inflight int                  // accepted and not yet finished: queued + running
+	busy     int                  // workers running a task
 	waiters  waitList             // SubmitBlocking callers waiting for room
 	state    state
 	drained  chan struct{} // closed when no longer open and nothing is left

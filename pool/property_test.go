@@ -191,4 +191,10 @@ func TestStress(t *testing.T) {
 	st := p.Stats()
 	assert.Equal(t, uint64(ok.Load()), st.Completed)
 	assert.Equal(t, uint64(32*300), st.Submitted+st.Rejected)
+	// Every task's slot and worker were freed before its caller woke, and
+	// the lock-free mirrors with them.
+	l := p.Load()
+	assert.Zero(t, l.InFlight, "%+v", l)
+	assert.Zero(t, l.Busy, "%+v", l)
+	assert.Zero(t, l.Queued, "%+v", l)
 }

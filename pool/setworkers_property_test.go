@@ -76,6 +76,8 @@ func TestSetWorkersUnderLoadKeepsEveryPromise(t *testing.T) {
 		return st.Busy == 0 && st.Queued == 0 && st.Workers <= last
 	}, 10*time.Second, time.Millisecond, "workers above the last Workers leave")
 	st := p.Stats() // settled: no load is left
+	l := p.Load()   // and its lock-free mirrors, published under the lock Stats took
+	assert.Equal(t, [4]int{st.Workers, last, 0, 0}, [4]int{l.Workers, l.MaxWorkers, l.Busy, l.InFlight}, "%+v", l)
 	assert.LessOrEqual(t, st.Workers, last)
 	assert.Equal(t, uint64(completed), st.Completed)
 	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)

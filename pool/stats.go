@@ -139,8 +139,9 @@ func (t *tally) merge(o *tally) {
 // pool's lock and read without it (by Shed, say), so they are atomics
 // updated by plain stores.
 type recorder struct {
-	workers, busy, queued, inflight atomic.Int64
-	closed                          atomic.Bool
+	workers, queued atomic.Int64
+	gauges          gauges // inflight and busy: see publishGauges
+	closed          atomic.Bool
 
 	submitted uint64 // guarded by the pool's lock, which admission holds anyway
 
@@ -163,8 +164,6 @@ func (r *recorder) noteRun(run int64) {
 	r.recentRun.Store(old + (run-old)/8)
 }
 
-func inc(v *atomic.Int64, by int64) { v.Store(v.Load() + by) }
-
 // Stats returns a snapshot of the pool's counters. It holds the pool's lock
 // while it adds up the workers' tallies (a few microseconds). Safe for
 // concurrent use, and after Close; the zero Stats for a Pool not made by
@@ -179,7 +178,7 @@ func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	s := Stats{
 		Workers:   int(r.workers.Load()),
-		Busy:      int(r.busy.Load()),
+		Busy:      p.busy,
 		Queued:    int(r.queued.Load()),
 		Submitted: r.submitted,
 	}

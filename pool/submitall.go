@@ -125,7 +125,7 @@ func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
 		return ErrClosed
 	}
 	if c := p.capacity(); c >= 0 {
-		if inflight := int(p.stats.inflight.Load()); inflight+n > c {
+		if inflight := p.stats.gauges.inflight(); inflight+n > c {
 			return p.batchFullErr(n, c-inflight)
 		}
 	}
@@ -163,6 +163,7 @@ func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
 	}
 	var idle [8]*worker // most batches wake few workers: no allocation
 	wake := p.enqueueChain(&first.link, &b.last().link, n, idle[:0])
+	p.publishGauges()
 	p.mu.Unlock()
 	for _, w := range wake {
 		w.wake <- struct{}{} // buffered, and w was idle: never blocks

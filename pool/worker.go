@@ -135,6 +135,7 @@ func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
 		if !leaving {
 			j, wait = p.take(w, start)
 		}
+		p.publishGauges() // finishJob's changes and take's, in one store
 		if j != nil {
 			p.mu.Unlock()
 			w.letGoShed()
@@ -190,8 +191,8 @@ func (p *Pool) finishJob(w *worker, f finished) {
 	}
 	j.forget()
 	w.current = nil
-	inc(&p.stats.busy, -1)
-	p.release()
+	p.busy--
+	p.freeSlot() // nextJob and goexited publish the gauges
 }
 
 // goexited ends the job whose task called runtime.Goexit on w's goroutine,
@@ -202,6 +203,7 @@ func (p *Pool) goexited(w *worker, f finished) {
 	f.end = now()
 	p.mu.Lock()
 	p.finishJob(w, f)
+	p.publishGauges()
 	p.removeWorker(w)
 	if p.state != closed && p.staying() < p.opts.Workers &&
 		(p.queue.n > 0 || p.staying() < p.opts.MinWorkers) {
@@ -291,7 +293,7 @@ func (w *worker) letGoShed() {
 
 // assign makes j the job w runs. p.mu is held.
 func (p *Pool) assign(w *worker, j job) {
-	inc(&p.stats.busy, 1)
+	p.busy++ // published by assign's caller
 	w.current = j
 	if p.opts.SlowTaskAfter > 0 && !p.watchingSlow { // inline: a task's path pays one test
 		p.watchSlow()
