@@ -69,8 +69,9 @@ func (p *Pool) setInflight(n int) {
 // each. p.mu is held.
 func (p *Pool) publishGauges() { p.stats.gauges.store(p.inflight, p.busy) }
 
-// gauges packs two counts of at most 2³²−1 into one word: a task in
-// flight takes far more than one byte, so no pool gets near that.
+// gauges packs two counts of at most 2³²−1 into one word: each task in
+// flight holds a call of some two hundred bytes, so 2³² of them would
+// take most of a terabyte.
 type gauges struct{ v atomic.Uint64 }
 
 func (g *gauges) store(inflight, busy int) {

@@ -92,9 +92,7 @@ func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 
 	completed := checkRuns(t, outcomes, runs)
 	st := p.Stats()
-	assert.Equal(t, uint64(completed), st.Completed)
-	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
-	assert.Equal(t, uint64(submitters*each), st.Submitted+st.Rejected)
+	checkCounts(t, st, completed, submitters*each)
 	assert.Equal(t, 0, st.Workers)
 	assert.Greater(t, st.Rejected, uint64(0), "the test exercised rejection")
 	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
@@ -153,6 +151,17 @@ func checkRuns(t *testing.T, outcomes []outcome, runs []atomic.Int32) (completed
 		}
 	}
 	return completed
+}
+
+// checkCounts checks a settled pool's Stats against a test's tally: the
+// tasks that completed, and total submissions each counted once, as
+// accepted (and then ended once: completed, failed or canceled) or
+// rejected.
+func checkCounts(t *testing.T, st pool.Stats, completed, total int) {
+	t.Helper()
+	assert.Equal(t, uint64(completed), st.Completed)
+	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
+	assert.Equal(t, uint64(total), st.Submitted+st.Rejected)
 }
 
 // Many goroutines hammering one pool with every entry point, under -race.

@@ -419,10 +419,8 @@ func TestEveryBatchedTaskResolvesExactlyOnce(t *testing.T) {
 		}
 	}
 	st := p.Stats()
-	assert.Equal(t, uint64(completed), st.Completed)
+	checkCounts(t, st, completed, tasks)
 	assert.Equal(t, uint64(rejected), st.Rejected)
-	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Canceled, "every accepted task ended once: %+v", st)
-	assert.Equal(t, uint64(tasks), st.Submitted+st.Rejected)
 	assert.Equal(t, 0, st.Workers)
 	assert.Greater(t, full, 0, "the test exercised refusals for room")
 	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
