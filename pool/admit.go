@@ -204,6 +204,9 @@ func (p *Pool) checkDrained() {
 	select {
 	case <-p.drained:
 	default:
+		// Whoever the close wakes (Shutdown) finds Load at rest too,
+		// though the caller may not have published its last change yet.
+		p.publishGauges()
 		close(p.drained)
 	}
 }

@@ -37,6 +37,8 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	close(release)
 	require.NoError(t, <-done)
+	l := p.Load() // read lock-free, at once: the drained pool published its rest
+	assert.Equal(t, pool.Load{Closed: true, RecentRunTime: l.RecentRunTime, Capacity: l.Capacity, MaxWorkers: l.MaxWorkers}, l)
 	for i, f := range futures {
 		out, err := f.Wait()
 		require.NoError(t, err)
