@@ -3,7 +3,6 @@ package pool_test
 import (
 	"context"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,29 +25,17 @@ func TestCancelRacingHandoff(t *testing.T) {
 	t.Parallel()
 	const callers, each = 8, 400
 	p := newPool(t, pool.Options{Workers: callers, MinWorkers: callers, MaxQueue: pool.Unbounded})
-	runs := make([]atomic.Int32, callers*each)
-	outcomes := make([]outcome, callers*each)
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(c), 7))
-			for k := range each {
-				id := c*each + k
-				ctx, cancel := context.WithCancel(context.Background())
-				fired := make(chan struct{})
-				go func(spins int) {
-					defer close(fired)
-					busyWait(spins)
-					cancel()
-				}(r.IntN(4000))
-				outcomes[id] = submitAny(t, r, ctx, p, countedTask, counted{runs: &runs, id: id})
-				<-fired
-			}
-		})
-	}
-	wg.Wait()
-
-	completed := checkRuns(t, outcomes, runs)
+	work := startLoad(t, p, callers, each, 7, func(r *rand.Rand, in counted) (counted, context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		fired := make(chan struct{})
+		go func(spins int) {
+			defer close(fired)
+			busyWait(spins)
+			cancel()
+		}(r.IntN(4000))
+		return in, ctx, func() { <-fired }
+	})
+	completed := work.wait(t)
 	// A caller that gave up on a running task returns before the task
 	// ends: wait for the workers to finish what they were handed.
 	assert.Eventually(t, func() bool { return p.Stats().Busy == 0 }, 10*time.Second, time.Millisecond)

@@ -55,48 +55,82 @@ func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 	const submitters, each = 16, 150
 	p, err := pool.New(pool.Options{Workers: 3, MaxQueue: 6, IdleTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
-	runs := make([]atomic.Int32, submitters*each)
-	outcomes := make([]outcome, submitters*each)
-	var resolved atomic.Int64
-	var wg sync.WaitGroup
-	for s := range submitters {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(s), 42))
-			for k := range each {
-				id := s*each + k
-				in := counted{runs: &runs, id: id, sleep: time.Duration(r.IntN(300)) * time.Microsecond, panic: r.IntN(20) == 0}
-				ctx, cancel := context.Background(), context.CancelFunc(func() {})
-				switch r.IntN(4) {
-				case 1:
-					ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(400))*time.Microsecond)
-				case 2:
-					ctx, cancel = context.WithCancel(ctx)
-					go func(d time.Duration) { time.Sleep(d); cancel() }(time.Duration(r.IntN(300)) * time.Microsecond)
-				}
-				outcomes[id] = submitAny(t, r, ctx, p, countedTask, in)
-				cancel()
-				resolved.Add(1)
-			}
-		})
-	}
+	work := startLoad(t, p, submitters, each, 42, func(r *rand.Rand, in counted) (counted, context.Context, context.CancelFunc) {
+		in.sleep, in.panic = time.Duration(r.IntN(300))*time.Microsecond, r.IntN(20) == 0
+		ctx, cancel := randomEnd(r)
+		return in, ctx, cancel
+	})
 	// Shut down midway, with a deadline that cuts some work off.
-	require.Eventually(t, func() bool { return resolved.Load() > submitters*each/2 }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return work.resolved.Load() > submitters*each/2 }, 30*time.Second, time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
 	shutdownErr := p.Shutdown(ctx)
 	cancel()
-	wg.Wait()
+	completed := work.wait(t)
 	require.NoError(t, p.Shutdown(context.Background()))
 	if shutdownErr != nil {
 		require.ErrorIs(t, shutdownErr, context.DeadlineExceeded)
 	}
 
-	completed := checkRuns(t, outcomes, runs)
 	st := p.Stats()
 	checkCounts(t, st, completed, submitters*each)
 	assert.Equal(t, 0, st.Workers)
 	assert.Greater(t, st.Rejected, uint64(0), "the test exercised rejection")
 	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
 	assert.Greater(t, st.Failed, uint64(0), "the test exercised panics")
+}
+
+// load is a property test's submissions of countedTask: submitters
+// goroutines of each tasks, task id s*each+k being submitter s's k-th.
+type load struct {
+	runs     []atomic.Int32
+	outcomes []outcome // by id, once wait has returned
+	resolved atomic.Int64
+	wg       sync.WaitGroup
+}
+
+// startLoad starts the submitters of a load on p. Each submits through
+// submitAny with a rand of its own, seeded by its number and seed; next
+// makes a task's input from the one with its runs and id set, and its ctx,
+// and the func that ends the ctx once the task has resolved.
+func startLoad(t *testing.T, p *pool.Pool, submitters, each int, seed uint64,
+	next func(r *rand.Rand, in counted) (counted, context.Context, context.CancelFunc)) *load {
+	l := &load{runs: make([]atomic.Int32, submitters*each), outcomes: make([]outcome, submitters*each)}
+	for s := range submitters {
+		l.wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(s), seed))
+			for k := range each {
+				id := s*each + k
+				in, ctx, cancel := next(r, counted{runs: &l.runs, id: id})
+				l.outcomes[id] = submitAny(t, r, ctx, p, countedTask, in)
+				cancel()
+				l.resolved.Add(1)
+			}
+		})
+	}
+	return l
+}
+
+// wait waits for every submission to resolve and checks the runs against
+// the outcomes (see checkRuns), returning how many completed.
+func (l *load) wait(t *testing.T) (completed int) {
+	t.Helper()
+	l.wg.Wait()
+	return checkRuns(t, l.outcomes, l.runs)
+}
+
+// randomEnd returns a ctx that, as r picks, never ends (half the time),
+// has a deadline up to 400 µs away, or is cancelled up to 300 µs from now;
+// and its cancel.
+func randomEnd(r *rand.Rand) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	switch r.IntN(4) {
+	case 1:
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(400))*time.Microsecond)
+	case 2:
+		ctx, cancel = context.WithCancel(ctx)
+		go func(d time.Duration) { time.Sleep(d); cancel() }(time.Duration(r.IntN(300)) * time.Microsecond)
+	}
+	return ctx, cancel
 }
 
 // outcome is what one submission of an id-returning task came to.

@@ -28,43 +28,29 @@ func TestSetWorkersUnderLoadKeepsEveryPromise(t *testing.T) {
 	const submitters, each, most = 12, 120, 6
 	const last = 2
 	p := newPool(t, pool.Options{Workers: 3, MinWorkers: 1, MaxQueue: 8, IdleTimeout: time.Hour})
-	runs := make([]atomic.Int32, submitters*each)
 	var live, peak atomic.Int32
-	outcomes := make([]outcome, submitters*each)
-	var resolved atomic.Int64
+	work := startLoad(t, p, submitters, each, 11, func(r *rand.Rand, in counted) (counted, context.Context, context.CancelFunc) {
+		in.live, in.peak, in.sleep = &live, &peak, time.Duration(r.IntN(200))*time.Microsecond
+		if r.IntN(4) == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(300))*time.Microsecond)
+			return in, ctx, cancel
+		}
+		return in, context.Background(), func() {}
+	})
 	var resizes sync.WaitGroup
 	var resizeCalls int
 	resizes.Go(func() {
 		r := rand.New(rand.NewPCG(7, 7))
-		for ; resolved.Load() < submitters*each*2/3; resizeCalls++ {
+		for ; work.resolved.Load() < submitters*each*2/3; resizeCalls++ {
 			time.Sleep(time.Duration(r.IntN(400)) * time.Microsecond) // jitter, not a wait
 			assert.NoError(t, p.SetWorkers(1+r.IntN(most)))
 			_ = p.Stats() // reads every worker under the lock, meanwhile
 		}
 		assert.NoError(t, p.SetWorkers(last)) // the load goes on a while
 	})
-	var wg sync.WaitGroup
-	for s := range submitters {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(s), 11))
-			for k := range each {
-				id := s*each + k
-				in := counted{runs: &runs, live: &live, peak: &peak, id: id, sleep: time.Duration(r.IntN(200)) * time.Microsecond}
-				ctx, cancel := context.Background(), context.CancelFunc(func() {})
-				if r.IntN(4) == 0 {
-					ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(300))*time.Microsecond)
-				}
-				outcomes[id] = submitAny(t, r, ctx, p, countedTask, in)
-				cancel()
-				resolved.Add(1)
-			}
-		})
-	}
-	wg.Wait()
+	completed := work.wait(t)
 	resizes.Wait()
-
-	completed := checkRuns(t, outcomes, runs)
-	for id, o := range outcomes {
+	for id, o := range work.outcomes {
 		if o.err != nil && !o.rejected {
 			require.ErrorIs(t, o.err, context.DeadlineExceeded, "task %d: the only failure here is a deadline", id)
 		}

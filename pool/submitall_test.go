@@ -360,14 +360,7 @@ func TestEveryBatchedTaskResolvesExactlyOnce(t *testing.T) {
 				for i := range ins {
 					ins[i] = counted{runs: &runs, id: first + i, sleep: time.Duration(r.IntN(300)) * time.Microsecond, panic: r.IntN(20) == 0}
 				}
-				ctx, cancel := context.Background(), context.CancelFunc(func() {})
-				switch r.IntN(4) {
-				case 1:
-					ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(400))*time.Microsecond)
-				case 2:
-					ctx, cancel = context.WithCancel(ctx)
-					go func(d time.Duration) { time.Sleep(d); cancel() }(time.Duration(r.IntN(300)) * time.Microsecond)
-				}
+				ctx, cancel := randomEnd(r)
 				futures, err := pool.SubmitAll(ctx, p, countedTask, ins)
 				for i := range ins {
 					o := outcome{used: true}
