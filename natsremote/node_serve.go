@@ -21,11 +21,14 @@ import (
 // own, made from o.Local, and advertises its free slots every
 // o.Heartbeat. It blocks until ctx ends or nc closes, then leaves: it
 // advertises that it does, answers new calls "full" (their submitters try
-// other nodes), gives running calls o.Drain to finish and closes its pool
-// under the rest, whose callers get pool.ErrNodeLost. It returns once
-// every call has ended — an InProcess task that ignores its ctx holds it
-// until the task returns — with nil when ctx ended, or why it could not
-// serve (invalid options, a closed connection). nc stays the caller's.
+// other nodes) and pings (the submitters of its running calls wait for
+// them), gives running calls o.Drain (DefaultDrain unless set) to finish
+// and closes its pool under the rest, whose callers get pool.ErrNodeLost;
+// once nc has closed, no answer could go out, and it closes its pool at
+// once. It returns once every call has ended — an InProcess task that
+// ignores its ctx holds it until the task returns — with nil when ctx
+// ended, or why it could not serve (invalid options, a closed
+// connection). nc stays the caller's.
 //
 // Every task registered in the binary (pool.Register at package level) is
 // served; a call for a task the node lacks, or whose In or Out type
@@ -109,7 +112,7 @@ func (s *nodeServer) serve(ctx context.Context) error {
 	if discover != nil {
 		_ = discover.Unsubscribe()
 	}
-	s.leave()
+	s.leave(err == nil)
 	_ = calls.Unsubscribe()
 	_ = s.nc.FlushTimeout(time.Second) // the last answers
 	if err != nil {
@@ -137,27 +140,6 @@ func (s *nodeServer) advertiseUntil(ctx context.Context) error {
 			return nil
 		}
 	}
-}
-
-// leave stops taking calls, says so, gives running calls their drain,
-// closes the node's pool and waits until every call has answered.
-func (s *nodeServer) leave() {
-	s.mu.Lock()
-	s.leaving = true
-	if s.soon != nil {
-		s.soon.Stop()
-	}
-	s.mu.Unlock()
-	s.advertise()
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.Drain)
-	defer cancel()
-	if s.local.Shutdown(ctx) != nil {
-		// Closed under the calls left, which end now; wait for its
-		// workers, and so for the calls' answers.
-		_ = s.local.Shutdown(context.Background())
-	}
-	s.running.Wait()
-	s.o.Logger.Info("natsremote: left", "pool", s.o.Pool, "node", s.id)
 }
 
 // advertGap is the least time between two adverts that are not the

@@ -23,9 +23,10 @@ type nodeProcess struct {
 	output *testkit.Buffer
 }
 
-// startNode starts a node process serving name on url with workers slots;
-// it is killed (if still alive) and reaped when the test ends.
-func startNode(t *testing.T, url, name string, workers string) *nodeProcess {
+// startNode starts a node process serving name on url with workers slots,
+// and env (KEY=value) added to its environment; it is killed (if still
+// alive) and reaped when the test ends.
+func startNode(t *testing.T, url, name string, workers string, env ...string) *nodeProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
@@ -34,6 +35,7 @@ func startNode(t *testing.T, url, name string, workers string) *nodeProcess {
 		natsremote.EnvWorkers+"="+workers,
 		natsremote.EnvHeartbeat+"="+testHeartbeat.String(),
 	)
+	cmd.Env = append(cmd.Env, env...)
 	n := &nodeProcess{cmd: cmd, output: &testkit.Buffer{}}
 	cmd.Stdout, cmd.Stderr = n.output, n.output
 	require.NoError(t, cmd.Start())
