@@ -75,8 +75,10 @@ const (
 // does, finishing its running calls within OFFLOAD_NATS_DRAIN (25 s by
 // default: see ServeOptions.Drain); a second signal ends the process at
 // once. It exits with status 0 after a signal, 1 if serving failed, 2
-// for a bad environment. In any other process it returns at once, having
-// done nothing but read environment variables.
+// for a bad environment, including credentials that can't serve the
+// node's subjects (Serve's error names the subject refused). In any other
+// process it returns at once, having done nothing but read environment
+// variables.
 //
 // opts, at most one (more panics), configures both sides as pool.Main's
 // does: with a Tracer, a task continues the trace its caller's pool sent
@@ -131,6 +133,9 @@ func serveFromEnv(mo pool.MainOptions) int {
 	context.AfterFunc(ctx, stop)
 	if err := Serve(ctx, nc, o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			return 2 // its credentials: restarting it would not help
+		}
 		return 1
 	}
 	return 0

@@ -28,7 +28,12 @@ import (
 // once. It returns once every call has ended — an InProcess task that
 // ignores its ctx holds it until the task returns — with nil when ctx
 // ended, or why it could not serve (invalid options, a closed
-// connection). nc stays the caller's.
+// connection). A node whose NATS user may not subscribe to its subjects
+// or publish its adverts (see NodePermissions) could never join a pool:
+// Serve returns at once an error that names the subject refused and
+// matches nats.ErrPermissionViolation. One that may not answer its
+// submitters logs an error naming the inbox when NATS refuses an answer.
+// nc stays the caller's.
 //
 // Every task registered in the binary (pool.Register at package level) is
 // served; a call for a task the node lacks, or whose In or Out type
@@ -60,6 +65,8 @@ func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 		id:     name + "-" + suffix,
 		local:  local,
 		calls:  map[uint64]*nodeCall{},
+
+		pongedTo: map[string]bool{},
 	}
 	return s.serve(ctx)
 }
@@ -93,25 +100,27 @@ type nodeServer struct {
 	// ignored counts messages that did not parse, reported once a
 	// heartbeat: a flood of garbage is a log line, not one per message.
 	ignored atomic.Uint64
+	// pongedTo holds where the pongs of this heartbeat went, and
+	// lastRefusal the connection's error last looked at: see
+	// reportRefusedAnswers.
+	pongedTo    map[string]bool
+	lastRefusal error
 }
 
 func (s *nodeServer) serve(ctx context.Context) error {
-	calls, err := s.nc.Subscribe(nodeSubject(s.o.Pool, s.name, s.suffix), s.onMessage)
+	calls, discover, err := s.bind()
 	if err != nil {
-		s.local.Close()
-		return fmt.Errorf("natsremote: subscribe: %w", err)
+		for _, sub := range []*nats.Subscription{calls, discover} {
+			if sub != nil {
+				_ = sub.Unsubscribe()
+			}
+		}
+		_ = s.local.Shutdown(context.Background()) // nothing ran
+		return fmt.Errorf("natsremote: node %s: %w", s.id, err)
 	}
-	discover, err := s.nc.Subscribe(discoverSubject(s.o.Pool), func(*nats.Msg) { s.advertSoon() })
-	if err == nil {
-		err = s.nc.FlushTimeout(bindTimeout)
-	}
-	if err == nil {
-		s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers)
-		err = s.advertiseUntil(ctx)
-	}
-	if discover != nil {
-		_ = discover.Unsubscribe()
-	}
+	s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers)
+	err = s.advertiseUntil(ctx)
+	_ = discover.Unsubscribe()
 	s.leave(err == nil)
 	_ = calls.Unsubscribe()
 	_ = s.nc.FlushTimeout(time.Second) // the last answers
@@ -121,12 +130,17 @@ func (s *nodeServer) serve(ctx context.Context) error {
 	return nil
 }
 
-// advertiseUntil advertises every heartbeat until ctx ends (nil) or the
-// connection closes (errConnClosed).
+// advertiseUntil advertises every heartbeat (bind sent the first advert)
+// until ctx ends (nil) or the connection closes (errConnClosed).
 func (s *nodeServer) advertiseUntil(ctx context.Context) error {
 	t := time.NewTicker(s.o.Heartbeat)
 	defer t.Stop()
 	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil
+		}
 		if s.nc.IsClosed() {
 			return errConnClosed
 		}
@@ -134,11 +148,7 @@ func (s *nodeServer) advertiseUntil(ctx context.Context) error {
 		if n := s.ignored.Swap(0); n > 0 {
 			s.o.Logger.Warn("natsremote: ignored messages that did not parse", "pool", s.o.Pool, "node", s.id, "count", n)
 		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return nil
-		}
+		s.reportRefusedAnswers()
 	}
 }
 

@@ -29,26 +29,6 @@ var sleepPID = pool.Register("nr.sleep-pid", func(ctx context.Context, d time.Du
 	}
 })
 
-// exit waits, at most within, for the node process to exit, and returns
-// how it did.
-func (n *nodeProcess) exit(t *testing.T, within time.Duration) *os.ProcessState {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = n.cmd.Wait()
-	}()
-	select {
-	case <-done:
-		return n.cmd.ProcessState
-	case <-time.After(within):
-		_ = n.cmd.Process.Kill()
-		<-done
-		t.Fatalf("the node process did not exit within %v", within)
-		return nil
-	}
-}
-
 // A rolling deploy: a node process that gets SIGTERM under load, with
 // its drain left at the default, finishes every call it runs — calls
 // that outlast the loss bound, so that it must go on answering pings

@@ -49,6 +49,26 @@ func startNode(t *testing.T, url, name string, workers string, env ...string) *n
 	return n
 }
 
+// exit waits, at most within, for the node process to exit, and returns
+// how it did.
+func (n *nodeProcess) exit(t *testing.T, within time.Duration) *os.ProcessState {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = n.cmd.Wait()
+	}()
+	select {
+	case <-done:
+		return n.cmd.ProcessState
+	case <-time.After(within):
+		_ = n.cmd.Process.Kill()
+		<-done
+		t.Fatalf("the node process did not exit within %v", within)
+		return nil
+	}
+}
+
 // A node process killed mid-task fails its task with ErrNodeLost within
 // 3 heartbeats; the other node's task goes on, and the pool carries on
 // with the node that is left.
