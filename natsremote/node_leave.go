@@ -24,13 +24,7 @@ const NoDrain time.Duration = -1
 // false when the connection closed: no answer could go out, so the calls
 // end at once.
 func (s *nodeServer) leave(drain bool) {
-	s.mu.Lock()
-	s.leaving = true
-	if s.soon != nil {
-		s.soon.Stop()
-	}
-	running := len(s.calls)
-	s.mu.Unlock()
+	running := s.stopTaking()
 	s.advertise()
 	wait := max(s.o.Drain, 0)
 	if !drain {
@@ -49,4 +43,16 @@ func (s *nodeServer) leave(drain bool) {
 	}
 	s.running.Wait()
 	s.o.Logger.Info("natsremote: left", "pool", s.o.Pool, "node", s.id)
+}
+
+// stopTaking makes the node answer every new call "full" and advertise no
+// more but its leaving, and returns how many calls it runs.
+func (s *nodeServer) stopTaking() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leaving = true
+	if s.soon != nil {
+		s.soon.Stop()
+	}
+	return len(s.calls)
 }

@@ -110,12 +110,17 @@ type nodeServer struct {
 func (s *nodeServer) serve(ctx context.Context) error {
 	calls, discover, err := s.bind()
 	if err != nil {
+		// Refused, or no round trip: no submitter should have heard of
+		// the node, but one that did gets "full", and what ran ends.
+		s.stopTaking()
 		for _, sub := range []*nats.Subscription{calls, discover} {
 			if sub != nil {
 				_ = sub.Unsubscribe()
 			}
 		}
-		_ = s.local.Shutdown(context.Background()) // nothing ran
+		_ = s.local.Close()
+		_ = s.local.Shutdown(context.Background()) // its workers' exit
+		s.running.Wait()
 		return fmt.Errorf("natsremote: node %s: %w", s.id, err)
 	}
 	s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers)
