@@ -27,7 +27,7 @@ func TestDrainBoundsTheWait(t *testing.T) {
 			waitNodes(t, p, 1)
 			f, err := pool.Submit(testCtx(t), p, sleep, time.Minute)
 			require.NoError(t, err)
-			require.Eventually(t, func() bool { return p.Nodes()[0].Busy == 1 }, 10*time.Second, time.Millisecond,
+			require.Eventually(t, func() bool { n := p.Nodes(); return len(n) == 1 && n[0].Busy == 1 }, 10*time.Second, time.Millisecond,
 				"the call runs on the node")
 			stopped := time.Now()
 			n.stop()

@@ -5,6 +5,7 @@ package natsremote_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +30,24 @@ var sleepPID = pool.Register("nr.sleep-pid", func(ctx context.Context, d time.Du
 	}
 })
 
+// awaitFile waits until the file at path exists (the test's word, to a
+// node process), or its ctx ends, and returns the ID of the process that
+// ran it.
+var awaitFile = pool.Register("nr.await-file", func(ctx context.Context, path string) (int, error) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return os.Getpid(), nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		}
+	}
+})
+
 // A rolling deploy: a node process that gets SIGTERM under load, with
 // its drain left at the default, finishes every call it runs — calls
 // that outlast the loss bound, so that it must go on answering pings
@@ -48,17 +67,16 @@ func TestSIGTERMedNodeFinishesItsCalls(t *testing.T) {
 	p := remotePool(t, connect(t, s), "deploy", pool.Options{Workers: 5, OnWorkerEvent: hook})
 	waitNodes(t, p, 1)
 
-	// Two calls that run 3 heartbeats on a: longer than a submitter waits
-	// for a silent node (2.5 heartbeats).
+	// Two calls that run on a until the test says: see below.
 	ctx := testCtx(t)
-	long := 3 * testHeartbeat
+	release := filepath.Join(t.TempDir(), "release")
 	var running []*pool.Future[int]
 	for range 2 {
-		f, err := pool.Submit(ctx, p, sleepPID, long)
+		f, err := pool.Submit(ctx, p, awaitFile, release)
 		require.NoError(t, err)
 		running = append(running, f)
 	}
-	require.Eventually(t, func() bool { return p.Nodes()[0].Busy == 2 }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { n := p.Nodes(); return len(n) == 1 && n[0].Busy == 2 }, 10*time.Second, time.Millisecond,
 		"both long calls run on the node to be stopped")
 	b := startNode(t, s.ClientURL(), "deploy", "2")
 	waitNodes(t, p, 2)
@@ -128,6 +146,18 @@ func TestSIGTERMedNodeFinishesItsCalls(t *testing.T) {
 	loadMu.Lock()
 	leaving = true
 	loadMu.Unlock()
+	// The drain outlasts the time a submitter waits for a silent node
+	// (2.5 heartbeats): only the node's pongs keep its calls alive.
+	time.Sleep(3 * testHeartbeat)
+	for _, f := range running {
+		select {
+		case <-f.Done():
+			_, err := f.Wait()
+			t.Fatalf("a long call ended before its release: %v", err)
+		default:
+		}
+	}
+	require.NoError(t, os.WriteFile(release, nil, 0o600))
 	state := a.exit(t, time.Minute)
 	assert.Equal(t, 0, state.ExitCode(), "a node that drained exits 0")
 	assert.Contains(t, a.output.String(), "natsremote: left")
