@@ -80,6 +80,11 @@
 //     subscription NATS says is gone ("no responders"), within about 2. A
 //     late answer from it is dropped. A node ends the calls of a submitter
 //     it has not heard from for 3 heartbeats.
+//   - A node that leaves (Serve's ctx ends; natsremote.Main's on SIGTERM)
+//     takes no new call, which goes to another node, and answers pings
+//     while the calls it runs finish, within ServeOptions.Drain
+//     (DefaultDrain, 25 s, unless set): those calls end as they would
+//     have, and the pool sees the node leave (WorkerRetired), not lost.
 //   - A call carries the latest time it may start: when its pool would
 //     give up on the node, were the node to say nothing more. A node that
 //     reads it later answers "late" and never starts it, so no call starts

@@ -243,6 +243,9 @@ func (s *nodeServer) onPing(reply string, h header, body []byte) {
 	}
 	st := s.status(s.leaving)
 	s.saying(st.free, false)
+	if len(s.pongedTo) < maxPongedTo {
+		s.pongedTo[reply] = true
+	}
 	pong := appendHeader(make([]byte, 0, headerLen+statusLen+8*len(missing)), header{kind: kindPong, id: h.id, arg: uint64(st.free), token: h.token})
 	_ = s.nc.Publish(reply, appendIDs(appendStatus(pong, st), missing))
 }

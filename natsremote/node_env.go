@@ -2,6 +2,7 @@ package natsremote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -26,7 +27,7 @@ import (
 //	OFFLOAD_NATS_WORKERS             Local.Workers; default pool.DefaultWorkers()
 //	OFFLOAD_NATS_ISOLATION           Local.Isolation: "inprocess" (default) or "subprocess"
 //	OFFLOAD_NATS_HEARTBEAT           ServeOptions.Heartbeat, as time.ParseDuration reads it
-//	OFFLOAD_NATS_DRAIN               ServeOptions.Drain, as time.ParseDuration reads it
+//	OFFLOAD_NATS_DRAIN               ServeOptions.Drain, as time.ParseDuration reads it: 0 (default) means DefaultDrain, "none" NoDrain
 //	OFFLOAD_NATS_MEMORY_LIMIT        Local.Subprocess.MemoryLimit: bytes, or with KiB, MiB, GiB (subprocess only)
 //	OFFLOAD_NATS_TERMINATE_GRACE     Local.Subprocess.TerminateGrace, a duration (subprocess only)
 //	OFFLOAD_NATS_MAX_TASKS_PER_WORKER Local.Subprocess.MaxTasksPerWorker (subprocess only)
@@ -70,10 +71,14 @@ const (
 // In a process started as a Subprocess pool's worker it serves as
 // pool.Main does and never returns. With OFFLOAD_NATS_URL set (see EnvURL
 // and the variables beside it) it serves the registered tasks as a worker
-// node until the process gets SIGINT or SIGTERM, then exits: status 0
-// after a signal, 1 if serving failed, 2 for a bad environment. In any
-// other process it returns at once, having done nothing but read
-// environment variables.
+// node until the process gets SIGINT or SIGTERM, then leaves as Serve
+// does, finishing its running calls within OFFLOAD_NATS_DRAIN (25 s by
+// default: see ServeOptions.Drain); a second signal ends the process at
+// once. It exits with status 0 after a signal, 1 if serving failed, 2
+// for a bad environment, including credentials that can't serve the
+// node's subjects (Serve's error names the subject refused). In any other
+// process it returns at once, having done nothing but read environment
+// variables.
 //
 // opts, at most one (more panics), configures both sides as pool.Main's
 // does: with a Tracer, a task continues the trace its caller's pool sent
@@ -123,8 +128,14 @@ func serveFromEnv(mo pool.MainOptions) int {
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Once the first signal has started the drain, a second one gets
+	// Go's default: the process ends at once.
+	context.AfterFunc(ctx, stop)
 	if err := Serve(ctx, nc, o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			return 2 // its credentials: restarting it would not help
+		}
 		return 1
 	}
 	return 0
@@ -152,12 +163,18 @@ func optionsFromEnv(getenv func(string) string) (ServeOptions, error) {
 			}
 		}
 	}
-	for env, d := range map[string]*time.Duration{EnvHeartbeat: &o.Heartbeat, EnvDrain: &o.Drain, EnvTerminateGrace: &sub.TerminateGrace} {
+	for env, d := range map[string]*time.Duration{EnvHeartbeat: &o.Heartbeat, EnvTerminateGrace: &sub.TerminateGrace} {
 		if v := getenv(env); v != "" {
 			var err error
 			if *d, err = time.ParseDuration(v); err != nil {
 				return o, fmt.Errorf("%s=%q: %w", env, v, err)
 			}
+		}
+	}
+	if v := getenv(EnvDrain); v != "" {
+		var err error
+		if o.Drain, err = parseDrain(v); err != nil {
+			return o, fmt.Errorf("%s=%q: %w", EnvDrain, v, err)
 		}
 	}
 	if v := getenv(EnvMemoryLimit); v != "" {
@@ -200,6 +217,19 @@ func connectOptionsFromEnv(getenv func(string) string) ([]nats.Option, error) {
 		return nil, fmt.Errorf("%s and %s go together", EnvTLSCert, EnvTLSKey)
 	}
 	return opts, nil
+}
+
+// parseDrain reads a drain: a duration, 0 for DefaultDrain, or "none"
+// for NoDrain.
+func parseDrain(v string) (time.Duration, error) {
+	if strings.EqualFold(v, "none") {
+		return NoDrain, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, errors.New("want a duration such as 25s (0 for the default), or none")
+	}
+	return d, nil
 }
 
 // parseBytes reads a size: a count of bytes, or one with a suffix KiB,

@@ -77,6 +77,27 @@ func TestOptionsFromEnv(t *testing.T) {
 	assert.Error(t, err, "a memory limit on an in-process node is refused (by pool.New, as Serve makes the node's pool)")
 }
 
+// A node drains DefaultDrain unless told otherwise: OFFLOAD_NATS_DRAIN
+// unset or 0 means the default, "none" no drain, and ServeOptions.Drain
+// reads the same.
+func TestDrainSettings(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, 25*time.Second, DefaultDrain, "under Kubernetes' 30 s grace")
+	for v, want := range map[string]time.Duration{"": DefaultDrain, "0": DefaultDrain, "0s": DefaultDrain, "none": NoDrain, "None": NoDrain, "2s": 2 * time.Second} {
+		o, err := optionsFromEnv(env(map[string]string{EnvDrain: v}))
+		require.NoError(t, err, "%q", v)
+		require.NoError(t, o.fillDefaults(), "%q", v)
+		assert.Equal(t, want, o.Drain, "%s=%q", EnvDrain, v)
+	}
+	for _, v := range []string{"-1s", "-1", "soon", "never"} {
+		_, err := optionsFromEnv(env(map[string]string{EnvDrain: v}))
+		require.Error(t, err, "%q", v)
+		assert.Contains(t, err.Error(), "none", "the error says how to turn the drain off")
+	}
+	o := ServeOptions{Pool: "p", Drain: -time.Second}
+	assert.ErrorContains(t, o.fillDefaults(), "NoDrain", "NoDrain is the one negative Drain")
+}
+
 func TestParseBytes(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]int64{"0": 0, "4096": 4096, "512MiB": 512 << 20, "2 GiB": 2 << 30, "10KB": 10_000, "3MB": 3e6, "7B": 7} {

@@ -21,11 +21,19 @@ import (
 // own, made from o.Local, and advertises its free slots every
 // o.Heartbeat. It blocks until ctx ends or nc closes, then leaves: it
 // advertises that it does, answers new calls "full" (their submitters try
-// other nodes), gives running calls o.Drain to finish and closes its pool
-// under the rest, whose callers get pool.ErrNodeLost. It returns once
-// every call has ended — an InProcess task that ignores its ctx holds it
-// until the task returns — with nil when ctx ended, or why it could not
-// serve (invalid options, a closed connection). nc stays the caller's.
+// other nodes) and pings (the submitters of its running calls wait for
+// them), gives running calls o.Drain (DefaultDrain unless set) to finish
+// and closes its pool under the rest, whose callers get pool.ErrNodeLost;
+// once nc has closed, no answer could go out, and it closes its pool at
+// once. It returns once every call has ended — an InProcess task that
+// ignores its ctx holds it until the task returns — with nil when ctx
+// ended, or why it could not serve (invalid options, a closed
+// connection). A node whose NATS user may not subscribe to its subjects
+// or publish its adverts (see NodePermissions) could never join a pool:
+// Serve returns at once an error that names the subject refused and
+// matches nats.ErrPermissionViolation. One that may not answer its
+// submitters logs an error naming the inbox when NATS refuses an answer.
+// nc stays the caller's.
 //
 // Every task registered in the binary (pool.Register at package level) is
 // served; a call for a task the node lacks, or whose In or Out type
@@ -57,6 +65,8 @@ func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 		id:     name + "-" + suffix,
 		local:  local,
 		calls:  map[uint64]*nodeCall{},
+
+		pongedTo: map[string]bool{},
 	}
 	return s.serve(ctx)
 }
@@ -90,26 +100,33 @@ type nodeServer struct {
 	// ignored counts messages that did not parse, reported once a
 	// heartbeat: a flood of garbage is a log line, not one per message.
 	ignored atomic.Uint64
+	// pongedTo holds where the pongs of this heartbeat went, and
+	// lastRefusal the connection's error last looked at: see
+	// reportRefusedAnswers.
+	pongedTo    map[string]bool
+	lastRefusal error
 }
 
 func (s *nodeServer) serve(ctx context.Context) error {
-	calls, err := s.nc.Subscribe(nodeSubject(s.o.Pool, s.name, s.suffix), s.onMessage)
+	calls, discover, err := s.bind()
 	if err != nil {
-		s.local.Close()
-		return fmt.Errorf("natsremote: subscribe: %w", err)
+		// Refused, or no round trip: no submitter should have heard of
+		// the node, but one that did gets "full", and what ran ends.
+		s.stopTaking()
+		for _, sub := range []*nats.Subscription{calls, discover} {
+			if sub != nil {
+				_ = sub.Unsubscribe()
+			}
+		}
+		_ = s.local.Close()
+		_ = s.local.Shutdown(context.Background()) // its workers' exit
+		s.running.Wait()
+		return fmt.Errorf("natsremote: node %s: %w", s.id, err)
 	}
-	discover, err := s.nc.Subscribe(discoverSubject(s.o.Pool), func(*nats.Msg) { s.advertSoon() })
-	if err == nil {
-		err = s.nc.FlushTimeout(bindTimeout)
-	}
-	if err == nil {
-		s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers)
-		err = s.advertiseUntil(ctx)
-	}
-	if discover != nil {
-		_ = discover.Unsubscribe()
-	}
-	s.leave()
+	s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers)
+	err = s.advertiseUntil(ctx)
+	_ = discover.Unsubscribe()
+	s.leave(err == nil)
 	_ = calls.Unsubscribe()
 	_ = s.nc.FlushTimeout(time.Second) // the last answers
 	if err != nil {
@@ -118,12 +135,17 @@ func (s *nodeServer) serve(ctx context.Context) error {
 	return nil
 }
 
-// advertiseUntil advertises every heartbeat until ctx ends (nil) or the
-// connection closes (errConnClosed).
+// advertiseUntil advertises every heartbeat (bind sent the first advert)
+// until ctx ends (nil) or the connection closes (errConnClosed).
 func (s *nodeServer) advertiseUntil(ctx context.Context) error {
 	t := time.NewTicker(s.o.Heartbeat)
 	defer t.Stop()
 	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil
+		}
 		if s.nc.IsClosed() {
 			return errConnClosed
 		}
@@ -131,33 +153,8 @@ func (s *nodeServer) advertiseUntil(ctx context.Context) error {
 		if n := s.ignored.Swap(0); n > 0 {
 			s.o.Logger.Warn("natsremote: ignored messages that did not parse", "pool", s.o.Pool, "node", s.id, "count", n)
 		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return nil
-		}
+		s.reportRefusedAnswers()
 	}
-}
-
-// leave stops taking calls, says so, gives running calls their drain,
-// closes the node's pool and waits until every call has answered.
-func (s *nodeServer) leave() {
-	s.mu.Lock()
-	s.leaving = true
-	if s.soon != nil {
-		s.soon.Stop()
-	}
-	s.mu.Unlock()
-	s.advertise()
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.Drain)
-	defer cancel()
-	if s.local.Shutdown(ctx) != nil {
-		// Closed under the calls left, which end now; wait for its
-		// workers, and so for the calls' answers.
-		_ = s.local.Shutdown(context.Background())
-	}
-	s.running.Wait()
-	s.o.Logger.Info("natsremote: left", "pool", s.o.Pool, "node", s.id)
 }
 
 // advertGap is the least time between two adverts that are not the

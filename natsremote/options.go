@@ -62,8 +62,10 @@ type ServeOptions struct {
 	// Characters a subject token can't hold become '_'.
 	Name string
 	// Drain is how long running calls may go on once Serve's ctx ends
-	// before the node's pool closes under them (their callers then get
-	// pool.ErrNodeLost). 0 means no wait.
+	// (the node takes no new ones, and goes on answering pings) before
+	// the node's pool closes under them: their callers then get
+	// pool.ErrNodeLost. 0 means DefaultDrain (25 s, for a rolling
+	// deploy); NoDrain means none.
 	Drain time.Duration
 	// Logger receives the node's reports; nil means slog.Default().
 	Logger *slog.Logger
@@ -101,8 +103,10 @@ func (o *ServeOptions) fillDefaults() error {
 		return fmt.Errorf("natsremote: Local.MaxQueue is %d; a node admits without queueing (0 or pool.NoQueue)", o.Local.MaxQueue)
 	case o.Local.Isolation == pool.Remote:
 		return errors.New("natsremote: Local.Isolation is Remote; a node runs its calls itself")
-	case o.Drain < 0:
-		return fmt.Errorf("natsremote: Drain is %v, want >= 0", o.Drain)
+	case o.Drain < 0 && o.Drain != NoDrain:
+		return fmt.Errorf("natsremote: Drain is %v, want >= 0 or NoDrain", o.Drain)
+	case o.Drain == 0:
+		o.Drain = DefaultDrain
 	}
 	o.Local.MaxQueue = pool.NoQueue
 	if o.Logger == nil {

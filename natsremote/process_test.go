@@ -23,9 +23,10 @@ type nodeProcess struct {
 	output *testkit.Buffer
 }
 
-// startNode starts a node process serving name on url with workers slots;
-// it is killed (if still alive) and reaped when the test ends.
-func startNode(t *testing.T, url, name string, workers string) *nodeProcess {
+// startNode starts a node process serving name on url with workers slots,
+// and env (KEY=value) added to its environment; it is killed (if still
+// alive) and reaped when the test ends.
+func startNode(t *testing.T, url, name string, workers string, env ...string) *nodeProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
@@ -34,6 +35,7 @@ func startNode(t *testing.T, url, name string, workers string) *nodeProcess {
 		natsremote.EnvWorkers+"="+workers,
 		natsremote.EnvHeartbeat+"="+testHeartbeat.String(),
 	)
+	cmd.Env = append(cmd.Env, env...)
 	n := &nodeProcess{cmd: cmd, output: &testkit.Buffer{}}
 	cmd.Stdout, cmd.Stderr = n.output, n.output
 	require.NoError(t, cmd.Start())
@@ -45,6 +47,26 @@ func startNode(t *testing.T, url, name string, workers string) *nodeProcess {
 		}
 	})
 	return n
+}
+
+// exit waits, at most within, for the node process to exit, and returns
+// how it did.
+func (n *nodeProcess) exit(t *testing.T, within time.Duration) *os.ProcessState {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = n.cmd.Wait()
+	}()
+	select {
+	case <-done:
+		return n.cmd.ProcessState
+	case <-time.After(within):
+		_ = n.cmd.Process.Kill()
+		<-done
+		t.Fatalf("the node process did not exit within %v", within)
+		return nil
+	}
 }
 
 // A node process killed mid-task fails its task with ErrNodeLost within

@@ -152,7 +152,7 @@ func TestOptions(t *testing.T) {
 		{},
 		{Pool: "p", Local: pool.Options{MaxQueue: 4}},
 		{Pool: "p", Local: pool.Options{Isolation: pool.Remote}},
-		{Pool: "p", Drain: -1},
+		{Pool: "p", Drain: -time.Second}, // NoDrain is the one negative Drain
 	} {
 		assert.Error(t, natsremote.Serve(context.Background(), nc, o), "%+v", o)
 	}

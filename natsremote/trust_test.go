@@ -289,22 +289,25 @@ func rogueStatus(free int) []byte {
 	return append(b, 0)
 }
 
-// A node that advertises but can't receive its calls — its user may not
-// subscribe to its subject — and adverts of a node that does not exist
-// never hold a call: only a node that answers on its own subject gets
-// calls, and every call, none with a deadline, runs on the real node.
+// Adverts of a node that can't receive its calls — its user may not
+// subscribe to its subject: Serve refuses to run such a node, but a forger
+// may advertise one — and of a node that does not exist never hold a
+// call: only a node that answers on its own subject gets calls, and every
+// call, none with a deadline, runs on the real node.
 func TestNodesThatCannotAnswerGetNoCalls(t *testing.T) {
 	t.Parallel()
 	const name = "deaf"
 	s := trustServer(t, name)
-	serveAs(t, s, "rogue", natsremote.ServeOptions{Pool: name, Name: "misconfigured", Local: pool.Options{Workers: 8}})
+	err := natsremote.Serve(context.Background(), connectAs(t, s, "rogue"), natsremote.ServeOptions{Pool: name, Name: "misconfigured", Logger: quiet})
+	require.ErrorIs(t, err, nats.ErrPermissionViolation)
 	serveAs(t, s, "worker", natsremote.ServeOptions{Pool: name, Name: "worker", Local: pool.Options{Workers: 8}})
 	forger := connectAs(t, s, "rogue")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		ghost := appendGhostAdvert("nobody", "1", 8)
+		deaf, ghost := appendGhostAdvert("misconfigured", "1", 8), appendGhostAdvert("nobody", "1", 8)
 		for {
+			_ = forger.Publish("offload."+name+".adverts", deaf)
 			_ = forger.Publish("offload."+name+".adverts", ghost)
 			select {
 			case <-stop:

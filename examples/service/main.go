@@ -13,8 +13,13 @@
 // with the NATS server embedded in the service:
 //
 //	go run ./examples/service -nats embedded
-//	OFFLOAD_NATS_URL=nats://127.0.0.1:4222 OFFLOAD_NATS_POOL=hash \
+//	OFFLOAD_NATS_URL=nats://127.0.0.1:4222 OFFLOAD_NATS_POOL=hash OFFLOAD_NATS_DRAIN=25s \
 //	OFFLOAD_NATS_ISOLATION=subprocess OFFLOAD_NATS_MEMORY_LIMIT=256MiB go run ./examples/service
+//
+// A node stopped with SIGTERM (a rolling deploy) drains: it takes no new
+// tasks, which go to the other nodes, and finishes those it runs within
+// OFFLOAD_NATS_DRAIN (25 s, the default, fits Kubernetes' 30 s grace;
+// "none" for no wait) before it exits.
 package main
 
 import (

@@ -124,6 +124,7 @@ func startNode(t *testing.T) string {
 		natsremote.EnvIsolation+"=subprocess",
 		natsremote.EnvMemoryLimit+"=256MiB",
 		natsremote.EnvTerminateGrace+"=100ms",
+		natsremote.EnvDrain+"=25s",
 	)
 	output := &testkit.Buffer{}
 	cmd.Stdout, cmd.Stderr = output, output

@@ -1,0 +1,43 @@
+package natsremote_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+// A node that leaves gives its running calls its Drain, no more: a call
+// that outlasts it fails with ErrNodeLost, saying the node shut down
+// under it, no sooner than the drain's end; with NoDrain it fails at once.
+// Serve returns nil either way.
+func TestDrainBoundsTheWait(t *testing.T) {
+	t.Parallel()
+	for name, drain := range map[string]time.Duration{"drain": 300 * time.Millisecond, "none": natsremote.NoDrain} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, embedded.Options{})
+			n := serve(t, s, natsremote.ServeOptions{Pool: "drain-" + name, Drain: drain, Local: pool.Options{Workers: 1}})
+			p := remotePool(t, connect(t, s), "drain-"+name, pool.Options{Workers: 1})
+			waitNodes(t, p, 1)
+			f, err := pool.Submit(testCtx(t), p, sleep, time.Minute)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { n := p.Nodes(); return len(n) == 1 && n[0].Busy == 1 }, 10*time.Second, time.Millisecond,
+				"the call runs on the node")
+			stopped := time.Now()
+			n.stop()
+			_, err = f.Wait()
+			took := time.Since(stopped)
+			require.ErrorIs(t, err, pool.ErrNodeLost)
+			assert.Contains(t, err.Error(), "shut down under the task")
+			assert.GreaterOrEqual(t, took, max(drain, 0), "the call had its drain")
+			assert.Less(t, took, 10*time.Second, "and no more than its drain (with room for a busy machine)")
+			require.NoError(t, n.wait(t))
+		})
+	}
+}
