@@ -170,9 +170,9 @@ func (s *submitter) onAnswer(r reply, h header, body []byte) {
 
 // onPong takes a node's answer to a ping, if it came on the reply subject
 // of one of its last two pings and echoes that ping's nonce: the node is
-// alive, verified if it was not yet, and the calls it says
-// it does not have are lost — their answers, which it would have sent
-// before this pong, never came.
+// alive, verified if it was not yet, and the calls it says it does not
+// have are lost — their answers, which it would have sent before this
+// pong, never came.
 func (s *submitter) onPong(r reply, h header, body []byte) {
 	st, rest, err := parseStatus(h.arg, body)
 	var missing []uint64
@@ -287,18 +287,6 @@ func (s *submitter) ping(n *knownNode, now time.Time) ping {
 	}
 	data := appendHeader(make([]byte, 0, headerLen+16*len(listed)), header{kind: kindPing, id: n.key, arg: uint64(s.o.Heartbeat), token: n.nonce})
 	return ping{subject: n.subject, reply: s.replyToPing(n), data: appendListed(data, listed)}
-}
-
-// pingNonce is the nonce of n's ping whose reply subject has secret x,
-// one of its last two pings; ok is false if neither has x. s.mu is held.
-func (n *knownNode) pingNonce(x secret) (nonce uint64, ok bool) {
-	switch {
-	case n.nonce != 0 && x == n.pingReply:
-		return n.nonce, true
-	case n.prevNonce != 0 && x == n.prevPingReply:
-		return n.prevNonce, true
-	}
-	return 0, false
 }
 
 // send publishes the ping, if there is one.
