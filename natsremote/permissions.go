@@ -61,16 +61,17 @@ func SubmitterPermissions(pool, inboxPrefix string) Permissions {
 //
 // So a node's credentials can't read the calls (inputs, and the tokens
 // that make an answer count) of another node name, nor send anything to a
-// pool but adverts and one answer to each call or ping sent to them: the
+// pool but adverts and one answer to each call or ping they got: the
 // server refuses the rest. They can still forge adverts, which submitters
 // take as hints only (they ask the node itself), and answer wrongly the
-// calls sent to them — say "full" or "no responders" of a call, which
-// then goes to another node, whether it ran or not: a node runs the tasks
-// it is sent, and is trusted with them.
+// calls sent to the nodes of their name — or say "full" or "no
+// responders" of such a call, which then goes to another node, whether it
+// ran or not: nodes run the tasks they are sent, and are trusted with
+// them.
 //
 // A call that runs past the window can't be answered: the server refuses
-// the answer, and its caller gets ErrNodeLost once the node says it no
-// longer has the call. For longer tasks, raise Responses.Expires.
+// the answer, and its caller gets pool.ErrNodeLost once the node says it
+// no longer has the call. For longer tasks, raise Responses.Expires.
 // (Publish rights on the submitters' inboxes, PREFIX.>, in place of
 // Responses carry answers of any age, but let the node send anything
 // there: pools then ignore what lacks a call's or ping's secret, but must
