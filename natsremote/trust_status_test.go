@@ -25,11 +25,12 @@ import (
 // node's credentials of pool A learns A's reply subjects from the pings
 // and calls sent to itself, and floods that status on every subject it
 // can make of them — either kind, any number, whatever else they carry —
-// and on the inboxes of pool B, on the same connection, that nats.go
-// would have given it (inboxes of one process share nuid's prefix and
-// step by less than 333). In both pools no call runs twice, no node is
-// dropped, every call returns its real output: with the permissions
-// NodePermissions gives, and with publish rights on every inbox.
+// and on the inboxes pool B, on the same connection, would have were its
+// inbox nats.go's next after A's (a process's nats.go inboxes share
+// nuid's prefix and step by 33 to 332). In both pools no call runs twice,
+// no node is dropped, every call returns its real output: with the
+// permissions NodePermissions gives, and with publish rights on every
+// inbox.
 func TestForgedNoRespondersChangeNothing(t *testing.T) {
 	// Not parallel: the rogue's guess at B's inbox needs B's to be the
 	// process's next after A's.
