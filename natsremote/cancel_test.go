@@ -32,13 +32,16 @@ func waitIdle(t *testing.T, p *pool.Pool) {
 // When the caller's ctx ends, its call resolves at once with
 // ErrTerminated and the ctx's error, and the task ends on its node: its
 // ctx there ends (InProcess), or its worker process is killed after the
-// grace (Subprocess).
+// grace (Subprocess). The node still answers the call, once, with a bare
+// "ended": a node allowed one answer per request (NodePermissions) uses
+// it up, and the server forgets the reply subject.
 func TestCancelEndsTheTaskOnItsNode(t *testing.T) {
 	t.Parallel()
 	for _, iso := range []pool.Isolation{pool.InProcess, pool.Subprocess} {
 		t.Run(iso.String(), func(t *testing.T) {
 			t.Parallel()
 			s := startServer(t, embedded.Options{})
+			w := wiretap(t, connect(t, s))
 			name := "cancel-" + iso.String()
 			local := pool.Options{Workers: 1, Isolation: iso}
 			if iso == pool.Subprocess {
@@ -66,6 +69,8 @@ func TestCancelEndsTheTaskOnItsNode(t *testing.T) {
 			assert.EqualValues(t, 1, st.Canceled, "%+v", st)
 			assert.Eventually(t, func() bool { return p.Stats().Terminated == 1 }, 10*time.Second, time.Millisecond,
 				"the task was terminated on its node")
+			assert.Eventually(t, func() bool { return w.count(0, "ended", natsremote.DefaultInboxPrefix+".") == 1 }, 10*time.Second, time.Millisecond,
+				"the node answered the cancelled call")
 
 			out, err := pool.Run(testCtx(t), p, add, [2]int{1, 2})
 			require.NoError(t, err, "the node serves on")

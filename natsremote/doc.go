@@ -116,20 +116,33 @@
 //
 // A call carries a random token, sent only on the subject of the node it
 // goes to; the submitter takes an answer only with that token, and a pong
-// only with its ping's nonce. Adverts are hints: a node gets calls only
-// once it has answered a ping on its own subject. So only the node a call
-// was sent to can answer it — provided only that node can read its
-// subject, which is what NATS permissions enforce: see
-// SubmitterPermissions and NodePermissions, and the README's "Trust and
-// permissions".
+// only with its ping's nonce. Each call sent and each ping also has a
+// reply subject of its own, with 128 random bits in it, under an inbox
+// with 128 random bits of the pool's own: only the NATS server and the
+// node it went to can name it, and the submitter takes nothing as being
+// about a call or ping — an answer, a pong, the server's "no responders"
+// — but on that subject. Adverts are hints: a node gets calls only once
+// it has answered a ping on its own subject. So nobody but the node a
+// call was sent to can answer it, make it go to another node, or make
+// that node look gone; the node itself can, as it can answer "full"
+// whether it ran the call or not: a node is trusted with the calls it is
+// sent. That holds provided only that node can read its subject, which is
+// what NATS permissions enforce: see SubmitterPermissions and
+// NodePermissions (which also let a node send a pool nothing but adverts
+// and one answer to each call or ping it got), and the README's "Trust
+// and permissions".
 //
 // # Protocol
 //
 // Version 2. Subjects, for a pool named P: nodes publish adverts on
 // offload.P.adverts and answer a request for them on offload.P.discover;
 // the node named NAME with the random suffix SUFFIX takes calls, cancels
-// and pings on offload.P.node.NAME.SUFFIX; each pool gets answers on
-// INBOX.c.ID and pongs on INBOX.p.KEY, under an inbox of its own.
+// and pings on offload.P.node.NAME.SUFFIX; each pool gets the answer to
+// call ID on INBOX.c.ID.SECRET and a pong of the node it numbers KEY on
+// INBOX.p.KEY.SECRET, where INBOX is the connection's inbox prefix and
+// 128 random bits of the pool's own, and SECRET 128 random bits of each
+// call sent and each ping, in hex. A node answers each call and each
+// ping once, on its reply subject (a call cancelled with a bare "ended").
 // Messages are a fixed binary header (see wire.go) and the codec's
 // msgpack.
 package natsremote

@@ -24,7 +24,8 @@ type nodeCall struct {
 	end       context.CancelCauseFunc // ends the task's ctx (and its deadline's timer)
 	// watchdog ends the call if its submitter stops pinging it.
 	watchdog *time.Timer
-	// quiet: the submitter cancelled the call, so it wants no answer.
+	// quiet: the submitter cancelled the call, so it wants no answer
+	// but a bare "ended" (see finish).
 	quiet bool
 	// freed: its slot in the node's pool is free; answeredEarly: its
 	// answer went out before that (its ctx ended before its task

@@ -12,11 +12,14 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-// finish waits for a call's task and answers its submitter, unless the
-// submitter cancelled it. The answer goes out under nodeServer.mu, with
-// the call taken out of the books: a ping answered after it (which also
-// holds the lock) then says the node no longer has the call, and the pong
-// reaches the submitter after the answer.
+// finish waits for a call's task and answers its submitter. The answer
+// goes out under nodeServer.mu, with the call taken out of the books: a
+// ping answered after it (which also holds the lock) then says the node
+// no longer has the call, and the pong reaches the submitter after the
+// answer. A call its submitter cancelled gets a bare "ended", which
+// nobody waits for: every call is answered exactly once, so that a node
+// allowed one answer per request (NodePermissions) uses it up and the
+// server forgets the reply subject at once, not when its window ends.
 func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
 	defer s.running.Done()
 	out, err := wait()
@@ -24,11 +27,12 @@ func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
 	s.mu.Lock()
 	delete(s.calls, c.token)
 	c.watchdog.Stop()
-	if !c.quiet {
-		putHeader(msg, header{kind: msg[1], id: c.id, arg: uint64(s.saying(s.free(), false)), token: c.token})
-		_ = s.nc.Publish(c.reply, msg)
-		c.answeredEarly = !c.freed
+	if c.quiet {
+		msg = kindOf(append(msg[:headerLen], causeCode(context.Cause(c.ctx))), kindEnded)
 	}
+	putHeader(msg, header{kind: msg[1], id: c.id, arg: uint64(s.saying(s.free(), false)), token: c.token})
+	_ = s.nc.Publish(c.reply, msg)
+	c.answeredEarly = !c.quiet && !c.freed
 	s.mu.Unlock()
 	c.end(nil)
 }

@@ -30,7 +30,7 @@ type submitter struct {
 	nc    *nats.Conn
 	o     Options
 	env   seam.Env
-	inbox string // answers and pongs come on inbox.>: see replyToCall, replyToPing
+	inbox string // answers and pongs come on inbox.>: see submitter_replies.go
 	subs  []*nats.Subscription
 	out   *outbox // events and logs, run outside the lock, in order
 
@@ -38,7 +38,7 @@ type submitter struct {
 	bodies codec.Bodies    // call bodies sent, for reuse
 
 	mu      sync.Mutex
-	rng     *rand.ChaCha8               // call tokens and ping nonces: unguessable
+	rng     *rand.ChaCha8               // tokens, nonces and reply secrets: unguessable
 	nodes   map[string]*knownNode       // by ID
 	byKey   map[uint64]*knownNode       // by the key its pongs echo
 	calls   map[uint64]*pending         // in flight, by call ID
@@ -64,7 +64,7 @@ func newSubmitter(nc *nats.Conn, o Options, env seam.Env) *submitter {
 		nc:      nc,
 		o:       o,
 		env:     env,
-		inbox:   nc.NewInbox(),
+		inbox:   newInbox(nc),
 		out:     newOutbox(),
 		rng:     rand.NewChaCha8(seed),
 		nodes:   map[string]*knownNode{},

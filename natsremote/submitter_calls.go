@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -19,6 +17,7 @@ import (
 type pending struct {
 	id    uint64
 	token uint64 // only the node it was sent to has it: its answer must too
+	reply secret // of its reply subject: see submitter_replies.go
 	node  *knownNode
 	// startBy is the latest the node may start it: when the node would be
 	// lost if it said nothing more after the call was sent.
@@ -45,18 +44,6 @@ type answer struct {
 	undelivered bool
 }
 
-// Reply subjects, on the submitter's inbox: a call's answers come on
-// INBOX.c.ID and a node's pongs on INBOX.p.KEY, so that a "no responders"
-// status from NATS, which carries nothing but its subject, says which
-// call or node it is about.
-func (s *submitter) replyToCall(id uint64) string {
-	return s.inbox + ".c." + strconv.FormatUint(id, 10)
-}
-
-func (s *submitter) replyToPing(key uint64) string {
-	return s.inbox + ".p." + strconv.FormatUint(key, 10)
-}
-
 // register makes p a call to n under a new ID and token, at now. s.mu is
 // held.
 func (s *submitter) register(n *knownNode, p *pending, now time.Time) {
@@ -64,7 +51,7 @@ func (s *submitter) register(n *knownNode, p *pending, now time.Time) {
 		n.watchedAt = now
 	}
 	s.lastID++
-	p.id, p.token, p.node, p.listed = s.lastID, s.token(), n, false
+	p.id, p.token, p.reply, p.node, p.listed = s.lastID, s.token(), s.secret(), n, false
 	p.startBy = n.lossAt(s.o.Heartbeat)
 	s.calls[p.id] = p
 	n.calls[p.id] = p
@@ -123,36 +110,45 @@ func (s *submitter) abandon(p *pending, ctx context.Context) {
 }
 
 // onReply takes a message on the pool's inbox: a node's answer to a call,
-// its pong, or NATS's word that nobody took what was sent.
+// its pong, or NATS's word that nobody took what was sent. Each counts
+// only on the reply subject of the call or ping it is about, with its
+// secret: see submitter_replies.go.
 func (s *submitter) onReply(msg *nats.Msg) {
+	r, ok := parseReply(s.inbox, msg.Subject)
+	if !ok {
+		s.ignore(ignoredForged)
+		return
+	}
 	if len(msg.Data) == 0 && msg.Header.Get("Status") == "503" {
-		s.onNoResponders(strings.TrimPrefix(msg.Subject, s.inbox+"."))
+		s.onNoResponders(r)
 		return
 	}
 	h, body, err := parseHeader(msg.Data)
-	if err != nil {
+	switch {
+	case err != nil:
 		s.ignore(ignoredBad)
-		return
+	case h.kind == kindPong && r.kind == replyPing:
+		s.onPong(r, h, body)
+	case h.kind != kindPong && r.kind == replyCall:
+		s.onAnswer(r, h, body)
+	default:
+		s.ignore(ignoredForged)
 	}
-	if h.kind == kindPong {
-		s.onPong(h, body)
-		return
-	}
-	s.onAnswer(h, body)
 }
 
-// onAnswer gives a call its answer, if it carries the call's token: from
-// the node the call was sent to, about that call.
-func (s *submitter) onAnswer(h header, body []byte) {
+// onAnswer gives a call its answer, if it came on the call's reply
+// subject and carries its ID and token: from the node the call was sent
+// to, about that call.
+func (s *submitter) onAnswer(r reply, h header, body []byte) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.calls[h.id]
+	p := s.calls[r.num]
 	switch {
 	case p == nil:
 		s.dropped.Add(1) // too late: the call was given up on
 		return
-	case p.token != h.token:
+	case p.reply != r.secret || p.token != h.token || p.id != h.id:
 		s.ignore(ignoredForged)
 		return
 	}
@@ -172,11 +168,12 @@ func (s *submitter) onAnswer(h header, body []byte) {
 	s.wake()
 }
 
-// onPong takes a node's answer to a ping, if it echoes the ping's nonce:
-// the node is alive, verified if it was not yet, and the calls it says
-// it does not have are lost — their answers, which it would have sent
-// before this pong, never came.
-func (s *submitter) onPong(h header, body []byte) {
+// onPong takes a node's answer to a ping, if it came on the reply subject
+// of one of its last two pings and echoes that ping's nonce: the node is
+// alive, verified if it was not yet, and the calls it says it does not
+// have are lost — their answers, which it would have sent before this
+// pong, never came.
+func (s *submitter) onPong(r reply, h header, body []byte) {
 	st, rest, err := parseStatus(h.arg, body)
 	var missing []uint64
 	if err == nil {
@@ -189,8 +186,12 @@ func (s *submitter) onPong(h header, body []byte) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.byKey[h.id]
-	if n == nil || h.token != n.nonce && h.token != n.prevNonce {
+	n := s.byKey[r.num]
+	var nonce uint64
+	if n != nil {
+		nonce, _ = n.pingNonce(r.secret)
+	}
+	if n == nil || h.id != n.key || nonce == 0 || h.token != nonce {
 		s.ignore(ignoredForged)
 		return
 	}
@@ -212,31 +213,46 @@ func (s *submitter) onPong(h header, body []byte) {
 }
 
 // onNoResponders takes NATS's word that nobody subscribes to a node's
-// subject any more: the reply subject (less the inbox) of the call or
-// ping that found no one. A call never reached the node, so it never ran
-// and may go elsewhere; the node is unreachable, which the watcher turns
-// into a loss if it lasts (see check).
-func (s *submitter) onNoResponders(reply string) {
-	kind, num, ok := strings.Cut(reply, ".")
-	id, err := strconv.ParseUint(num, 10, 64)
-	if !ok || err != nil {
-		s.ignore(ignoredBad)
-		return
-	}
+// subject any more, on the reply subject of the call or ping that found
+// no one there. A call never reached the node, so it never ran and may go
+// elsewhere; the node is unreachable, which the watcher turns into a loss
+// if it lasts (see check).
+//
+// The word counts only on the reply subject of a call or ping in flight,
+// with its secret: only the server and the node it was sent to know that
+// subject. The server says it only if the call never reached the node.
+// The node itself can say it of a call it has (a client may publish any
+// header), which makes the call go elsewhere: no more than the node can do
+// by answering "full", and a node is trusted with the calls it is sent
+// (see NodePermissions). Said of a ping, it makes that node, and no
+// other, unreachable.
+func (s *submitter) onNoResponders(r reply) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var n *knownNode
-	switch kind {
-	case "c":
-		if p := s.calls[id]; p != nil {
-			n = p.node
-			s.deliver(p, answer{undelivered: true})
+	switch r.kind {
+	case replyCall:
+		p := s.calls[r.num]
+		if p == nil {
+			return // the call is over
 		}
-	case "p":
-		n = s.byKey[id]
+		if p.reply != r.secret {
+			s.ignore(ignoredForged)
+			return
+		}
+		n = p.node
+		s.deliver(p, answer{undelivered: true})
+	case replyPing:
+		if n = s.byKey[r.num]; n == nil {
+			return // the node is gone
+		}
+		if _, ok := n.pingNonce(r.secret); !ok {
+			s.ignore(ignoredForged)
+			return
+		}
 	}
-	if n == nil || s.nodes[n.id] != n {
+	if s.nodes[n.id] != n {
 		return
 	}
 	if !n.verified || len(n.calls) == 0 {
@@ -261,6 +277,7 @@ type ping struct {
 // has of ours that were published. s.mu is held.
 func (s *submitter) ping(n *knownNode, now time.Time) ping {
 	n.prevNonce, n.nonce = n.nonce, s.token()
+	n.prevPingReply, n.pingReply = n.pingReply, s.secret()
 	n.pingedAt = now
 	listed := make([]listedCall, 0, len(n.calls))
 	for id, p := range n.calls {
@@ -269,7 +286,7 @@ func (s *submitter) ping(n *knownNode, now time.Time) ping {
 		}
 	}
 	data := appendHeader(make([]byte, 0, headerLen+16*len(listed)), header{kind: kindPing, id: n.key, arg: uint64(s.o.Heartbeat), token: n.nonce})
-	return ping{subject: n.subject, reply: s.replyToPing(n.key), data: appendListed(data, listed)}
+	return ping{subject: n.subject, reply: s.replyToPing(n), data: appendListed(data, listed)}
 }
 
 // send publishes the ping, if there is one.

@@ -30,8 +30,9 @@ type knownNode struct {
 	pingedAt time.Time
 	probeDue bool // a ping for an advert's news is due: see probe
 	// nonce is its latest ping's, prevNonce the one before: a pong must
-	// echo one of them.
-	nonce, prevNonce uint64
+	// echo one of them, on that ping's reply subject, with its secret.
+	nonce, prevNonce         uint64
+	pingReply, prevPingReply secret
 	// unreachableAt is when NATS first said nobody subscribes to its
 	// subject (a "no responders" status), since its last pong; zero if not.
 	unreachableAt time.Time

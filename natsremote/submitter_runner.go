@@ -91,7 +91,7 @@ func (r *runner) send(ctx context.Context, m *seam.Call, p *pending) (sent bool,
 	}
 	r.at.Store(p.node)
 	stamp(m.Payload, header{kind: kindCall, id: p.id, arg: deadline(m.Deadline), token: p.token}, p.startBy)
-	if err := r.s.nc.PublishRequest(p.node.subject, r.s.replyToCall(p.id), m.Payload); err != nil {
+	if err := r.s.nc.PublishRequest(p.node.subject, r.s.replyToCall(p), m.Payload); err != nil {
 		r.s.forget(p)
 		if !m.Handover.Unsend() {
 			return false, terminated(ctx)

@@ -41,17 +41,27 @@ func runsOf(key string) int32 {
 
 // trustServer is an embedded server with authentication on, and the
 // documented permissions for a submitter (svc), a node (worker) and a
-// second node's credentials in the wrong hands (rogue).
+// second node's credentials in the wrong hands (rogue), with publish
+// rights on every inbox too, so that its forgeries reach the pool rather
+// than being refused by the server.
 func trustServer(t *testing.T, name string) *embedded.Server {
 	t.Helper()
-	user := func(n string, p natsremote.Permissions) embedded.User {
-		return embedded.User{Name: n, Password: n + "-pw", Publish: p.Publish, Subscribe: p.Subscribe}
-	}
+	rogue := natsremote.NodePermissions(name, "rogue")
+	rogue.Publish = append(rogue.Publish, natsremote.DefaultInboxPrefix+".>")
 	return startServer(t, embedded.Options{Users: []embedded.User{
-		user("svc", natsremote.SubmitterPermissions(name, "")),
-		user("worker", natsremote.NodePermissions(name, "worker")),
-		user("rogue", natsremote.NodePermissions(name, "rogue")),
+		asUser("svc", natsremote.SubmitterPermissions(name, "")),
+		asUser("worker", natsremote.NodePermissions(name, "worker")),
+		asUser("rogue", rogue),
 	}})
+}
+
+// asUser is an embedded server's user with the permissions p.
+func asUser(name string, p natsremote.Permissions) embedded.User {
+	u := embedded.User{Name: name, Password: name + "-pw", Publish: p.Publish, Subscribe: p.Subscribe}
+	if r := p.Responses; r != nil {
+		u.Responses = &embedded.Responses{MaxMsgs: r.MaxMsgs, Expires: r.Expires}
+	}
+	return u
 }
 
 func connectAs(t *testing.T, s *embedded.Server, user string, opts ...nats.Option) *nats.Conn {
@@ -161,8 +171,9 @@ func serveAs(t *testing.T, s *embedded.Server, user string, o natsremote.ServeOp
 type advertSeen struct{ name, suffix string }
 
 // rogue is a node that answers every call "full" with a thousand free
-// slots, and from what it learns — the pool's inbox, call IDs, node keys —
-// forges answers to calls it was never sent, pongs, and adverts.
+// slots, and from what it learns — the pool's inbox, the layout of its
+// reply subjects — forges answers to calls it was never sent, pongs, and
+// adverts.
 type rogue struct {
 	nc                    *nats.Conn
 	pool                  string
@@ -180,7 +191,8 @@ func startRogue(t *testing.T, nc *nats.Conn, name string) *rogue {
 			return // not a call or a ping (a cancel has no reply subject)
 		}
 		kind, id, token := m.Data[1], binary.BigEndian.Uint64(m.Data[2:]), binary.BigEndian.Uint64(m.Data[18:])
-		inbox := m.Reply[:strings.LastIndex(m.Reply[:strings.LastIndex(m.Reply, ".")], ".")]
+		tokens := strings.SplitN(m.Reply, ".", 3)
+		inbox := tokens[0] + "." + tokens[1]
 		r.inbox.Store(&inbox)
 		switch kind {
 		case 1: // a call: "full", with a thousand free slots
@@ -208,9 +220,9 @@ func (r *rogue) stop() {
 	r.wg.Wait()
 }
 
-// forgeAnswers advertises the rogue, and sends, every millisecond, answers of every kind to the
-// calls around the IDs in use, and pongs for the node keys, all with
-// tokens it made up.
+// forgeAnswers advertises the rogue, and sends, every millisecond, answers
+// of every kind to the calls around the IDs in use, and pongs for the node
+// keys, all with tokens and reply secrets it made up.
 func (r *rogue) forgeAnswers() {
 	for i := 0; ; i++ {
 		select {
@@ -228,13 +240,13 @@ func (r *rogue) forgeAnswers() {
 		for id := uint64(1); id <= 100; id++ {
 			kind := []byte{16, 17, 18, 19, 23, 25, 26}[rand.IntN(7)] // full, unknown, result, error, crashed, lost, pong
 			h := rogueHeader(kind, id, 1000, rand.Uint64())
-			subject := fmt.Sprintf("%s.c.%d", *inbox, id)
+			subject := fmt.Sprintf("%s.c.%d.%016x%016x", *inbox, id, rand.Uint64(), rand.Uint64())
 			switch kind {
 			case 18:
 				h = append(h, 0xa1, 'X') // a msgpack string, as a result
 			case 26:
 				h = append(append(h, rogueStatus(0)...), make([]byte, 8)...) // a pong that calls a call lost
-				subject = fmt.Sprintf("%s.p.%d", *inbox, id)
+				subject = fmt.Sprintf("%s.p.%d.%016x%016x", *inbox, id, rand.Uint64(), rand.Uint64())
 			}
 			_ = r.nc.Publish(subject, h)
 			r.forged.Add(1)

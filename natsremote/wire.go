@@ -23,10 +23,11 @@ import (
 //
 // The token is what makes an answer trustworthy: it is random, it travels
 // only on the subject of the node the call was sent to, and a submitter
-// takes an answer (or a pong) only with the token it sent. Call IDs are
-// the submitter's, unique on its inbox; a node keys calls by the inbox
-// they came from and their ID, and acts on a cancel or a ping only for a
-// call whose token it carries.
+// takes an answer (or a pong) only with the token it sent, on the reply
+// subject it sent, whose secret only that node has too (see
+// submitter_replies.go). Call IDs are the submitter's, unique on its
+// inbox; a node keys calls by their token, and acts on a cancel or a ping
+// only for a call whose ID and token it carries.
 //
 // Version 2 added the token, the call's start bound and trace context,
 // probing pongs with the node's figures, and a node's name in its subject.

@@ -80,8 +80,9 @@ func TestWireRefusesBadMessages(t *testing.T) {
 }
 
 // FuzzParseMessage feeds arbitrary bytes to everything that reads a
-// message off the wire: each parser fails cleanly or returns what
-// re-encodes to the same bytes, and none panics or allocates beyond the
+// message off the wire, its subject included: each parser fails cleanly
+// or returns what re-encodes to the same bytes (a reply subject: to one
+// that parses the same), and none panics or allocates beyond the
 // message's size.
 func FuzzParseMessage(f *testing.F) {
 	f.Add(appendCallHead(appendHeader(nil, header{kind: kindCall, id: 1, arg: 2, token: 3}), callHead{heartbeat: 3, fingerprint: 4, startBy: 5, trace: []byte("t"), task: "task"}))
@@ -89,7 +90,15 @@ func FuzzParseMessage(f *testing.F) {
 	f.Add(appendIDs(appendStatus(appendHeader(nil, header{kind: kindPong, id: 1, arg: 2, token: 9}), status{workers: 2, free: 2, heartbeat: time.Second}), []uint64{5}))
 	f.Add(appendAdvert(nil, advert{status: status{workers: 4, busy: 1, free: 3, heartbeat: time.Second}, name: "node", suffix: "1"}))
 	f.Add([]byte{protoVersion, kindAdvert})
+	f.Add([]byte(formatReply("_INBOX.x", reply{replyCall, 7, secret{1, 2}})))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The bytes as a subject on a pool's inbox: anyone may publish
+		// there.
+		if r, ok := parseReply("_INBOX.x", string(data)); ok {
+			again, ok := parseReply("_INBOX.x", formatReply("_INBOX.x", r))
+			require.True(t, ok)
+			require.Equal(t, r, again)
+		}
 		if h, body, err := parseHeader(data); err == nil {
 			require.Equal(t, data[:headerLen], appendHeader(nil, h))
 			if head, input, err := parseCallHead(body); err == nil {

@@ -43,9 +43,9 @@ type Options struct {
 }
 
 // User is a NATS user of a Server, and what it may do: the subjects (with
-// NATS wildcards) it may publish and subscribe to. nil lists allow
-// nothing. natsremote.SubmitterPermissions and NodePermissions give the
-// least a Remote pool's users need.
+// NATS wildcards) it may publish and subscribe to, and the answers it may
+// send. nil lists allow nothing. natsremote.SubmitterPermissions and
+// NodePermissions give the least a Remote pool's users need.
 type User struct {
 	Name, Password string
 	// NKey, when set, is the user's NKey public key ("U…"): it then
@@ -53,6 +53,19 @@ type User struct {
 	// nats.NkeyOptionFromSeed), with no name or password.
 	NKey               string
 	Publish, Subscribe []string
+	// Responses, when set, also lets the user publish on the reply
+	// subject of each message it receives, besides Publish (nats-server's
+	// allow_responses). nil allows nothing beyond Publish.
+	Responses *Responses
+}
+
+// Responses is how a user may answer the messages it receives: at most
+// MaxMsgs messages on each one's reply subject, within Expires of
+// receiving it. Zero fields mean nats-server's defaults: one message,
+// two minutes.
+type Responses struct {
+	MaxMsgs int
+	Expires time.Duration
 }
 
 // startTimeout bounds a server's start.
@@ -84,6 +97,9 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 		perms := &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: allowed(u.Publish)},
 			Subscribe: &server.SubjectPermission{Allow: allowed(u.Subscribe)},
+		}
+		if r := u.Responses; r != nil {
+			perms.Response = &server.ResponsePermission{MaxMsgs: r.MaxMsgs, Expires: r.Expires}
 		}
 		if u.NKey != "" {
 			opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: u.NKey, Permissions: perms})

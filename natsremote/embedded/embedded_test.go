@@ -74,3 +74,48 @@ func TestCluster(t *testing.T) {
 	_, err = embedded.StartCluster(1, embedded.Options{})
 	assert.Error(t, err)
 }
+
+// A user with Responses may answer a request it receives, as often as
+// MaxMsgs says, and publish nowhere else.
+func TestUserResponses(t *testing.T) {
+	t.Parallel()
+	s, err := embedded.Start(embedded.Options{Users: []embedded.User{
+		{Name: "asker", Password: "a", Publish: []string{"ask"}, Subscribe: []string{"_INBOX.>"}},
+		{Name: "answerer", Password: "b", Subscribe: []string{"ask"}, Responses: &embedded.Responses{MaxMsgs: 1, Expires: time.Minute}},
+	}})
+	require.NoError(t, err)
+	defer s.Shutdown()
+	asker, err := s.Connect(nats.UserInfo("asker", "a"))
+	require.NoError(t, err)
+	defer asker.Close()
+	refused := make(chan error, 4)
+	answerer, err := s.Connect(nats.UserInfo("answerer", "b"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { refused <- err }))
+	require.NoError(t, err)
+	defer answerer.Close()
+	sub, err := answerer.Subscribe("ask", func(m *nats.Msg) {
+		_ = m.Respond([]byte("once"))
+		_ = m.Respond([]byte("twice"))                      // over MaxMsgs
+		_ = answerer.Publish(asker.NewInbox(), []byte("x")) // never received
+	})
+	require.NoError(t, err)
+	defer sub.Unsubscribe()
+	require.NoError(t, answerer.Flush())
+
+	inbox := asker.NewInbox()
+	replies, err := asker.SubscribeSync(inbox)
+	require.NoError(t, err)
+	require.NoError(t, asker.PublishRequest("ask", inbox, nil))
+	m, err := replies.NextMsg(10 * time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "once", string(m.Data))
+	for range 2 {
+		select {
+		case err := <-refused:
+			assert.ErrorContains(t, err, "Permissions Violation")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server did not refuse a publish")
+		}
+	}
+	_, err = replies.NextMsg(10 * time.Millisecond)
+	assert.ErrorIs(t, err, nats.ErrTimeout, "nothing but the one answer")
+}
