@@ -65,10 +65,10 @@ const maxPongedTo = 64
 var refusedPublish = regexp.MustCompile(`Publish to "(\S+)"`)
 
 // reportRefusedAnswers logs, once a heartbeat, a refusal by NATS of a
-// pong the node sent: its user may not publish on that submitter's inbox
-// (see NodePermissions' inbox prefixes), so that submitter never takes it
-// for a node. bind can't check that right: the inboxes are the
-// submitters' own, and known only when they ping.
+// pong the node sent: its user may not answer on that submitter's inbox
+// (NodePermissions grants it through allow_responses), so that submitter
+// never takes it for a node. bind can't check that right: the inboxes are
+// the submitters' own, and known only when they ping.
 func (s *nodeServer) reportRefusedAnswers() {
 	s.mu.Lock()
 	ponged := s.pongedTo
@@ -83,7 +83,7 @@ func (s *nodeServer) reportRefusedAnswers() {
 	if m == nil || !ponged[m[1]] {
 		return
 	}
-	s.o.Logger.Error(fmt.Sprintf("natsremote: NATS refused the node's answer to a submitter: its user may not publish on the submitter's inbox; "+
-		"it needs the permissions NodePermissions(%q, %q, the submitters' inbox prefixes) lists", s.o.Pool, s.name),
+	s.o.Logger.Error(fmt.Sprintf("natsremote: NATS refused the node's answer to a submitter: its user may not answer on the submitter's inbox; "+
+		"it needs the permissions NodePermissions(%q, %q) lists, allow_responses included", s.o.Pool, s.name),
 		"pool", s.o.Pool, "node", s.id, "subject", m[1], "err", err)
 }

@@ -39,17 +39,14 @@ func permsServer(t *testing.T) *embedded.Server {
 		}
 		return out
 	}
-	user := func(name string, p natsremote.Permissions) embedded.User {
-		return embedded.User{Name: name, Password: name + "-pw", Publish: p.Publish, Subscribe: p.Subscribe}
-	}
 	other := natsremote.NodePermissions(permsPool, "other")
 	return startServer(t, embedded.Options{Listen: true, Users: []embedded.User{
-		user("svc", natsremote.SubmitterPermissions(permsPool, "")),
-		user("worker", right),
-		user("other-name", other), // the node's subject is another name's
-		user("no-discover", natsremote.Permissions{Publish: right.Publish, Subscribe: without(right.Subscribe, "offload.perms.discover")}),
-		user("no-adverts", natsremote.Permissions{Publish: without(right.Publish, "offload.perms.adverts"), Subscribe: right.Subscribe}),
-		user("no-inbox", natsremote.Permissions{Publish: []string{"offload.perms.adverts"}, Subscribe: right.Subscribe}),
+		asUser("svc", natsremote.SubmitterPermissions(permsPool, "")),
+		asUser("worker", right),
+		asUser("other-name", other), // the node's subject is another name's
+		asUser("no-discover", natsremote.Permissions{Publish: right.Publish, Subscribe: without(right.Subscribe, "offload.perms.discover")}),
+		asUser("no-adverts", natsremote.Permissions{Publish: without(right.Publish, "offload.perms.adverts"), Subscribe: right.Subscribe}),
+		asUser("no-inbox", natsremote.Permissions{Publish: right.Publish, Subscribe: right.Subscribe}), // no allow_responses
 	}})
 }
 
