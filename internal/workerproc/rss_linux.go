@@ -10,8 +10,10 @@ import (
 	"github.com/offloadgo/offload/cancel"
 )
 
-// Linux samples a worker's RSS from /proc/PID/statm, with or without the
-// offload_portable tag (the tag swaps the channel, not the kernel).
+// Linux samples a worker's RSS from /proc/PID/statm, and its descendants'
+// memory and open memfds from the rest of /proc (memtree_linux.go), with or
+// without the offload_portable tag (the tag swaps the channel, not the
+// kernel).
 
 // memoryLimitSupport says whether Spec.MemoryLimit can be enforced here.
 func memoryLimitSupport() error { return nil }
@@ -27,8 +29,15 @@ func (p *Process) RSS() (int64, error) {
 	return readRSS(f, make([]byte, 128))
 }
 
-// watchMemory kills the worker when its RSS exceeds the limit. It keeps
-// /proc/PID/statm open and re-reads it: one pread per sample.
+// treePoll is how often watchMemory measures the worker's descendants and
+// open memfds (a walk of /proc, see memtree_linux.go), against MemoryPoll
+// for the worker's own RSS.
+const treePoll = 100 * time.Millisecond
+
+// watchMemory kills the worker when its RSS, plus what its descendants and
+// open memfds hold (treeMemory, as of the last treePoll), exceeds the
+// limit. It keeps /proc/PID/statm open and re-reads it: one pread per
+// sample.
 func (p *Process) watchMemory() {
 	f, err := os.Open(statmPath(p.PID()))
 	if err != nil {
@@ -39,7 +48,10 @@ func (p *Process) watchMemory() {
 	tick := time.NewTicker(p.spec.MemoryPoll)
 	defer tick.Stop()
 	buf := make([]byte, 128)
-	for {
+	tree := newTreeSampler()
+	treeEvery := max(1, int(treePoll/p.spec.MemoryPoll))
+	var others treeMemory
+	for n := 0; ; n++ {
 		select {
 		case <-p.done:
 			return
@@ -49,9 +61,16 @@ func (p *Process) watchMemory() {
 		if err != nil {
 			return // exited: the reaper takes it from here
 		}
-		if rss > p.spec.MemoryLimit {
-			p.killedRSS.Store(rss)
+		if n%treeEvery == 0 {
+			if m, err := tree.sample(p.PID()); err == nil {
+				others = m
+			}
+		}
+		if total := rss + others.Total(); total > p.spec.MemoryLimit {
+			p.killedRSS.Store(total)
 			p.kill(cancel.KilledByMemoryLimit)
+			p.log.Warn("workerproc: worker over its memory limit, killed", "limit", p.spec.MemoryLimit, "total", total,
+				"rss", rss, "descendants", others.Descendants, "descendants_pss", others.PSS, "memfd", others.Memfd)
 			return
 		}
 	}
