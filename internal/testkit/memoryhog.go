@@ -52,7 +52,8 @@ func StartMemoryHog(how string, mib int) (*MemoryHog, error) {
 	return &MemoryHog{Cmd: cmd, stdin: stdin}, nil
 }
 
-// Hold tells the hog to take its memory; it does not wait for it.
+// Hold tells the hog to take its memory; it does not wait for it. Once
+// it holds it, the hog prints "memory hog PID holds N MiB (how)".
 func (h *MemoryHog) Hold() error {
 	_, err := h.stdin.Write([]byte{1})
 	return err
@@ -104,6 +105,7 @@ func runMemoryHog(spec string) error {
 	default:
 		return errors.New("unknown hog " + how)
 	}
+	fmt.Printf("memory hog %d holds %d MiB (%s)\n", os.Getpid(), mib, how)
 	ended := make(chan struct{})
 	go func() {
 		io.Copy(io.Discard, os.Stdin)

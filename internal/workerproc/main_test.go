@@ -40,7 +40,7 @@ const (
 	kindStderrExit                 // body "N\ntext": print text to stderr, then os.Exit(N)
 	kindHog                        // body "anon:N" or "memfd:N": start a memory hog (testkit) as a child; reply with its pid
 	kindHogHold                    // tell the hog to hold its memory, then reply
-	kindMemfd                      // write the body's number of MiB to a memfd, never mapped, keep it open, reply
+	kindMemfd                      // body "N" or "N mapped": write N MiB to a memfd (or map it and touch them), keep it open, reply
 )
 
 // Environment variables that steer the test binary.
@@ -189,11 +189,25 @@ func handleTest(conn *Conn, f Frame) error {
 		}
 		file := os.NewFile(uintptr(fd), "memfd")
 		heldFiles = append(heldFiles, file)
-		n, _ := strconv.Atoi(string(f.Body))
-		chunk := bytes.Repeat([]byte{1}, 1<<20)
-		for range n {
-			if _, err := file.Write(chunk); err != nil {
+		mib, how, _ := strings.Cut(string(f.Body), " ")
+		n, _ := strconv.Atoi(mib)
+		if how == "mapped" {
+			if err := file.Truncate(int64(n) << 20); err != nil {
 				return err
+			}
+			mem, err := unix.Mmap(fd, 0, n<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < len(mem); i += 4096 {
+				mem[i] = 1
+			}
+		} else {
+			chunk := bytes.Repeat([]byte{1}, 1<<20)
+			for range n {
+				if _, err := file.Write(chunk); err != nil {
+					return err
+				}
 			}
 		}
 		f.Body = nil
