@@ -4,6 +4,7 @@ package workerproc
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -19,7 +20,7 @@ const mib = 1 << 20
 
 // startHog has worker p start a memory hog of how ("anon:N" or
 // "memfd:N") and waits until it holds its memory; it returns its pid.
-func startHog(t *testing.T, p *Process, logs *logBuffer, how string) int {
+func startHog(t testing.TB, p *Process, logs *logBuffer, how string) int {
 	t.Helper()
 	got := roundTrip(t, p.Conn(), Frame{Kind: kindHog, Body: []byte(how)})
 	pid, err := strconv.Atoi(string(got.Body))
@@ -40,10 +41,17 @@ func TestTreeSampler(t *testing.T) {
 		var logs logBuffer
 		p := startWorker(t, Spec{Logger: logs.logger()})
 		hog := startHog(t, p, &logs, "anon:64")
-		m, err := newTreeSampler().sample(p.PID())
+		m, err := newTreeSampler().sample(p.PID(), math.MaxInt64)
 		require.NoError(t, err)
 		assert.Equal(t, 1, m.Descendants)
-		assert.GreaterOrEqual(t, m.PSS, int64(64*mib))
+		assert.False(t, m.Proportional, "within the budget, the RSS is enough")
+		assert.GreaterOrEqual(t, m.Resident, int64(64*mib))
+		assert.Zero(t, m.Memfd)
+		m, err = newTreeSampler().sample(p.PID(), 64*mib)
+		require.NoError(t, err)
+		assert.Equal(t, 1, m.Descendants)
+		assert.True(t, m.Proportional, "past the budget, the Pss is measured")
+		assert.GreaterOrEqual(t, m.Resident, int64(64*mib))
 		assert.Zero(t, m.Memfd)
 		found, err := newTreeSampler().descendants(p.PID(), nil)
 		require.NoError(t, err)
@@ -53,7 +61,7 @@ func TestTreeSampler(t *testing.T) {
 		t.Parallel()
 		p := startWorker(t, Spec{})
 		roundTrip(t, p.Conn(), Frame{Kind: kindMemfd, Body: []byte("48")})
-		m, err := newTreeSampler().sample(p.PID())
+		m, err := newTreeSampler().sample(p.PID(), math.MaxInt64)
 		require.NoError(t, err)
 		assert.Zero(t, m.Descendants)
 		assert.GreaterOrEqual(t, m.Memfd, int64(48*mib))
@@ -65,7 +73,7 @@ func TestTreeSampler(t *testing.T) {
 		t.Parallel()
 		p := startWorker(t, Spec{})
 		roundTrip(t, p.Conn(), Frame{Kind: kindMemfd, Body: []byte("48 mapped")})
-		m, err := newTreeSampler().sample(p.PID())
+		m, err := newTreeSampler().sample(p.PID(), math.MaxInt64)
 		require.NoError(t, err)
 		assert.Less(t, m.Memfd, int64(mib), "counted in the RSS already")
 		rss, err := p.RSS()
@@ -77,7 +85,7 @@ func TestTreeSampler(t *testing.T) {
 		var logs logBuffer
 		p := startWorker(t, Spec{Logger: logs.logger()})
 		startHog(t, p, &logs, "memfd:48")
-		m, err := newTreeSampler().sample(p.PID())
+		m, err := newTreeSampler().sample(p.PID(), math.MaxInt64)
 		require.NoError(t, err)
 		assert.Equal(t, 1, m.Descendants)
 		assert.GreaterOrEqual(t, m.Memfd, int64(48*mib))
@@ -87,7 +95,7 @@ func TestTreeSampler(t *testing.T) {
 		p := startWorker(t, Spec{})
 		p.Kill()
 		waitDone(t, p)
-		_, err := newTreeSampler().sample(p.PID())
+		_, err := newTreeSampler().sample(p.PID(), math.MaxInt64)
 		assert.Error(t, err)
 	})
 }

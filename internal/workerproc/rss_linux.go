@@ -61,16 +61,21 @@ func (p *Process) watchMemory() {
 		if err != nil {
 			return // exited: the reaper takes it from here
 		}
-		if n%treeEvery == 0 {
-			if m, err := tree.sample(p.PID()); err == nil {
+		budget := p.spec.MemoryLimit - rss
+		// Between two tree samples the last one stands; one whose
+		// descendants' figure is their RSS, an upper bound, is taken
+		// again, Pss and all, before it can kill.
+		if n%treeEvery == 0 || (others.Total() > budget && !others.Exact()) {
+			if m, err := tree.sample(p.PID(), budget); err == nil {
 				others = m
 			}
 		}
-		if total := rss + others.Total(); total > p.spec.MemoryLimit {
+		if others.Total() > budget {
+			total := rss + others.Total()
 			p.killedRSS.Store(total)
 			p.kill(cancel.KilledByMemoryLimit)
 			p.log.Warn("workerproc: worker over its memory limit, killed", "limit", p.spec.MemoryLimit, "total", total,
-				"rss", rss, "descendants", others.Descendants, "descendants_pss", others.PSS, "memfd", others.Memfd)
+				"rss", rss, "descendants", others.Descendants, "descendants_pss", others.Resident, "memfd", others.Memfd)
 			return
 		}
 	}
