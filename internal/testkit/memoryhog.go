@@ -59,8 +59,12 @@ func (h *MemoryHog) Hold() error {
 	return err
 }
 
-// Wait closes the hog's stdin, which ends it, and waits for its exit.
-func (h *MemoryHog) Wait() error {
+// Wait waits for the hog's exit: once it holds its memory, it exits when
+// killed, when End closes its stdin, or after a minute.
+func (h *MemoryHog) Wait() error { return h.Cmd.Wait() }
+
+// End closes the hog's stdin, which ends it, and waits for its exit.
+func (h *MemoryHog) End() error {
 	h.stdin.Close()
 	return h.Cmd.Wait()
 }
