@@ -166,7 +166,8 @@ type SubprocessOptions struct {
 	// in each, so a forked child's copy-on-write pages are not counted
 	// twice in full), and the bytes of the memfds the worker and its
 	// descendants hold open beyond what they map, both sampled every
-	// 100 ms. The limit is enforced by those samples, not by the kernel: a
+	// 100 ms (less often for a tree so large that this would take over a
+	// tenth of a core). The limit is enforced by those samples, not by the kernel: a
 	// burst of allocation can overshoot it between two. What escapes: a
 	// descendant whose parent died (a double fork) or that this process
 	// may not trace (setuid: its RSS counts, not its memfds), files

@@ -35,7 +35,9 @@
 // that did not call Attach outlives it with its group.
 //
 // A MemoryLimit (Linux only) counts the worker's RSS, read from
-// /proc/PID/statm every MemoryPoll, and, every 100 ms:
+// /proc/PID/statm every MemoryPoll, and, every 100 ms (less often for a
+// tree whose sample takes over 10 ms, so that the samples take at most a
+// tenth of a core):
 //   - its descendants' proportional set size (Pss, from
 //     /proc/PID/smaps_rollup), found by walking /proc/PID/task/*/children
 //     down the tree (or, on a kernel without CONFIG_PROC_CHILDREN, by

@@ -128,3 +128,12 @@ func TestDescendantsByScan(t *testing.T) {
 		assert.Subset(t, found, append([]int{p.PID()}, children...), "scan %v", scan)
 	}
 }
+
+// TestTreeInterval: tree samples come every treePoll, spaced out so that
+// costly ones take at most a tenth of the time.
+func TestTreeInterval(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, treePoll, treeInterval(0))
+	assert.Equal(t, treePoll, treeInterval(5*time.Millisecond))
+	assert.Equal(t, 500*time.Millisecond, treeInterval(50*time.Millisecond))
+}

@@ -31,11 +31,20 @@ func (p *Process) RSS() (int64, error) {
 
 // treePoll is how often watchMemory measures the worker's descendants and
 // open memfds (a walk of /proc, see memtree_linux.go), against MemoryPoll
-// for the worker's own RSS.
-const treePoll = 100 * time.Millisecond
+// for the worker's own RSS; treeSpacing stretches it for a tree whose
+// sample is costly (many descendants, or large ones past the limit by
+// their RSS, whose Pss is read), so that the samples take at most a tenth
+// of a core.
+const (
+	treePoll    = 100 * time.Millisecond
+	treeSpacing = 10
+)
+
+// treeInterval is the wait after a tree sample that took took.
+func treeInterval(took time.Duration) time.Duration { return max(treePoll, treeSpacing*took) }
 
 // watchMemory kills the worker when its RSS, plus what its descendants and
-// open memfds hold (treeMemory, as of the last treePoll), exceeds the
+// open memfds hold (treeMemory, as of the last tree sample), exceeds the
 // limit. It keeps /proc/PID/statm open and re-reads it: one pread per
 // sample.
 func (p *Process) watchMemory() {
@@ -49,9 +58,9 @@ func (p *Process) watchMemory() {
 	defer tick.Stop()
 	buf := make([]byte, 128)
 	tree := newTreeSampler()
-	treeEvery := max(1, int(treePoll/p.spec.MemoryPoll))
 	var others treeMemory
-	for n := 0; ; n++ {
+	var nextTree time.Time
+	for {
 		select {
 		case <-p.done:
 			return
@@ -65,10 +74,11 @@ func (p *Process) watchMemory() {
 		// Between two tree samples the last one stands; one whose
 		// descendants' figure is their RSS, an upper bound, is taken
 		// again, Pss and all, before it can kill.
-		if n%treeEvery == 0 || (others.Total() > budget && !others.Exact()) {
+		if now := time.Now(); !now.Before(nextTree) || (others.Total() > budget && !others.Exact()) {
 			if m, err := tree.sample(p.PID(), budget); err == nil {
 				others = m
 			}
+			nextTree = now.Add(treeInterval(time.Since(now)))
 		}
 		if others.Total() > budget {
 			total := rss + others.Total()

@@ -54,8 +54,8 @@ type Spec struct {
 	// errors.ErrUnsupported.
 	MemoryLimit int64
 	// MemoryPoll is the interval at which the worker's RSS is sampled
-	// (its descendants' every 100 ms, or every MemoryPoll if longer).
-	// Default: 5 ms.
+	// (its descendants' every 100 ms or every MemoryPoll, whichever is
+	// longer, and less often if a sample takes over 10 ms). Default: 5 ms.
 	MemoryPoll time.Duration
 	// StartTimeout bounds the wait for the worker's hello. Default: 10 s.
 	StartTimeout time.Duration
