@@ -18,15 +18,15 @@ import (
 //     twice in full (the worker's RSS has them whole, the child's Pss a
 //     share: the total errs high, by less than what they share). Pss is
 //     never more than RSS, and smaps_rollup walks every page table of the
-//     process (~10 ms for 256 MiB resident, against ~5 µs for statm,
+//     process (~12 ms for 256 MiB resident, against ~6 µs for statm,
 //     BenchmarkMemoryReads), so the descendants' RSS is read first, and
 //     their Pss only when the RSS figure would break the limit;
 //   - the open memfds of the worker and its descendants (each once, by
 //     inode), by the bytes they hold, less the shared memory the tree has
-//     mapped (RssShmem): a memfd's pages show in no RSS unless mapped, and
-//     what is mapped is counted already. So an arena the worker maps costs
-//     nothing more, and what the subtraction lets through is at most the
-//     tree's other mapped shared memory.
+//     mapped (RssShmem): a memfd's pages show in no RSS until touched
+//     through a mapping, and those are counted already. So an arena the
+//     worker maps costs nothing more, and what the subtraction lets
+//     through is at most the tree's other mapped shared memory.
 //
 // The worker's own figure stays its RSS from statm, read every MemoryPoll,
 // for the same reason: a counter, where its Pss would be a walk of its
