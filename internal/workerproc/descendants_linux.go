@@ -14,11 +14,10 @@ import (
 // its threads (/proc/PID/task/TID/children, which lists the children that
 // thread forked), walked down the tree: the cost grows with the number of
 // descendants and their threads, not with the number of processes on the
-// host. The files need CONFIG_PROC_CHILDREN (set by Debian, Ubuntu,
-// Fedora, RHEL, Alpine, Arch and the usual cloud kernels, which enable
-// checkpoint/restore); without it descendantsByScan reads every process's
-// parent from /proc/*/stat instead, which costs a read per process on the
-// host. Either way what the walk finds is the tree of parents as it is:
+// host. The files need CONFIG_PROC_CHILDREN (which kernels built for
+// checkpoint/restore, CRIU, have); without it descendantsByScan reads
+// every process's parent from /proc/*/stat instead, which costs a read per
+// process on the host. Either way what the walk finds is the tree of parents as it is:
 // a descendant whose parent died was reparented (to init or a subreaper)
 // and is no longer found, even while it stays in the worker's process
 // group.
