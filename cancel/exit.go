@@ -64,8 +64,10 @@ type Exit struct {
 	Signal syscall.Signal
 	// Killed says why the pool killed the worker, or NotKilled.
 	Killed KillReason
-	// RSS is the resident memory sample that broke MemoryLimit (bytes; set
-	// when Killed is KilledByMemoryLimit).
+	// RSS is the memory sample that broke MemoryLimit: the worker's RSS
+	// plus what its descendants and open memfds held, as the pool's
+	// SubprocessOptions.MemoryLimit counts it (bytes; set when Killed is
+	// KilledByMemoryLimit).
 	RSS int64
 	// MemoryLimit is the pool's MemoryLimit for the worker (bytes; 0 for
 	// none).

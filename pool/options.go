@@ -157,15 +157,26 @@ type SubprocessOptions struct {
 	// MaxTasksPerWorker replaces a worker process after it has served that
 	// many tasks (a guard against leaks in task code). 0 means never.
 	MaxTasksPerWorker int
-	// MemoryLimit caps each worker process's resident memory in bytes; the
-	// task under which a worker breaks it fails with ErrWorkerCrashed
-	// naming the limit, and the worker is replaced. 0 means no limit. The
-	// limit is enforced by sampling the worker's RSS every 5 ms, not by the
-	// kernel: a burst of allocation can overshoot it between two samples.
-	// The worker's GOMEMLIMIT is set to it too, so that its collector works
-	// to stay under it first. Linux only: elsewhere a MemoryLimit makes New
-	// fail with an error that matches errors.ErrUnsupported, since no RSS
-	// can be sampled there without cgo.
+	// MemoryLimit caps the memory of each worker process and of the
+	// processes its tasks start, in bytes; the task under which a worker
+	// breaks it fails with ErrWorkerCrashed naming the limit, and the worker
+	// is replaced (its process group killed). 0 means no limit. What counts:
+	// the worker's RSS, sampled every 5 ms; its descendants' proportional
+	// set size (Pss: a page shared by n processes counts 1/n in each, so a
+	// forked child's copy-on-write pages are not counted twice in full) and
+	// the bytes of the memfds the worker and its descendants hold open
+	// beyond what they map, both sampled every 100 ms (less often for a tree
+	// so large that this would take over a tenth of a core). The limit is
+	// enforced by those samples, not by the kernel: a burst of allocation
+	// can overshoot it between two. What escapes: a descendant whose parent
+	// died (a double fork) or that this process may not trace (setuid: its
+	// RSS counts, not its memfds), files written to tmpfs and closed, the
+	// unmapped part of a memfd that none of them holds open, and kernel
+	// memory. The worker's GOMEMLIMIT is set to it too, so that its
+	// collector works to stay under it first. Linux only: elsewhere a
+	// MemoryLimit makes New fail with an error that matches
+	// errors.ErrUnsupported, since no process's memory can be sampled there
+	// without cgo.
 	MemoryLimit int64
 	// MaxPayload is the largest encoded input or output of a task, in
 	// bytes; a larger one fails with ErrPayloadTooLarge before it is sent.

@@ -32,15 +32,15 @@ func PlatformSupport(goos string) error {
 }
 
 // MemoryLimitSupport says whether SubprocessOptions.MemoryLimit can be
-// enforced on goos: only Linux can sample a worker's RSS (from /proc)
-// without cgo. Elsewhere New fails with this error rather than run
+// enforced on goos: only Linux can sample the memory of a worker and its
+// descendants (from /proc) without cgo. Elsewhere New fails with this error rather than run
 // workers with no limit; like PlatformSupport's, it names the platform
 // and wraps errors.ErrUnsupported.
 func MemoryLimitSupport(goos string) error {
 	if goos == "linux" {
 		return nil
 	}
-	return fmt.Errorf("pool: SubprocessOptions.MemoryLimit is not supported on %s: it is enforced by sampling each worker's RSS, "+
+	return fmt.Errorf("pool: SubprocessOptions.MemoryLimit is not supported on %s: it is enforced by sampling the memory of each worker and its descendants, "+
 		"which only Linux gives without cgo; leave it 0 there (GOMEMLIMIT in the environment still steers the workers' collector): %w",
 		goos, errors.ErrUnsupported)
 }

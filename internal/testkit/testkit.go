@@ -1,7 +1,7 @@
 // Package testkit holds what the module's tests share across packages: a
 // buffer logs can be written to while a test reads it, a context whose
-// methods panic, and a bound on a call that might deadlock. Only tests
-// import it.
+// methods panic, a bound on a call that might deadlock, and a child
+// process that holds memory. Only tests import it.
 package testkit
 
 import (

@@ -3,6 +3,7 @@
 package workerproc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offloadgo/offload/internal/testkit"
+
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 )
 
 // Frame kinds of the test worker (the test binary re-executed).
@@ -34,6 +38,9 @@ const (
 	kindHold                       // allocate and touch the body's number of MiB, keep it, reply
 	kindSpawn                      // start a grandchild, sleep 30, sharing stdout and stderr; reply with its pid
 	kindStderrExit                 // body "N\ntext": print text to stderr, then os.Exit(N)
+	kindHog                        // body "anon:N" or "memfd:N": start a memory hog (testkit) as a child; reply with its pid
+	kindHogHold                    // tell the hog to hold its memory, then reply
+	kindMemfd                      // body "N" or "N mapped": write N MiB to a memfd (or map it and touch them), keep it open, reply
 )
 
 // Environment variables that steer the test binary.
@@ -45,10 +52,18 @@ const (
 
 var testTasks = []string{"echo", "crash"}
 
-// heldMemory keeps kindHold's allocations alive in the test worker.
-var heldMemory [][]byte
+// heldMemory keeps kindHold's allocations alive in the test worker, and
+// heldFiles kindMemfd's memfds open.
+var (
+	heldMemory [][]byte
+	heldFiles  []*os.File
+)
+
+// hog is the memory hog kindHog started, for kindHogHold.
+var hog *testkit.MemoryHog
 
 func TestMain(m *testing.M) {
+	testkit.RunMemoryHog()
 	conn, worker, err := Attach()
 	if worker {
 		if err != nil {
@@ -154,6 +169,48 @@ func handleTest(conn *Conn, f Frame) error {
 			return err
 		}
 		f.Body = []byte(strconv.Itoa(cmd.Process.Pid))
+	case kindHog:
+		how, mib, _ := strings.Cut(string(f.Body), ":")
+		n, _ := strconv.Atoi(mib)
+		h, err := testkit.StartMemoryHog(how, n)
+		if err != nil {
+			return err
+		}
+		hog = h
+		f.Body = []byte(strconv.Itoa(h.Cmd.Process.Pid))
+	case kindHogHold:
+		if err := hog.Hold(); err != nil {
+			return err
+		}
+	case kindMemfd:
+		fd, err := unix.MemfdCreate("offload-test", unix.MFD_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		file := os.NewFile(uintptr(fd), "memfd")
+		heldFiles = append(heldFiles, file)
+		mib, how, _ := strings.Cut(string(f.Body), " ")
+		n, _ := strconv.Atoi(mib)
+		if how == "mapped" {
+			if err := file.Truncate(int64(n) << 20); err != nil {
+				return err
+			}
+			mem, err := unix.Mmap(fd, 0, n<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < len(mem); i += 4096 {
+				mem[i] = 1
+			}
+		} else {
+			chunk := bytes.Repeat([]byte{1}, 1<<20)
+			for range n {
+				if _, err := file.Write(chunk); err != nil {
+					return err
+				}
+			}
+		}
+		f.Body = nil
 	case kindStderrExit:
 		status, text, _ := strings.Cut(string(f.Body), "\n")
 		code, err := strconv.Atoi(status)

@@ -35,21 +35,27 @@ type Spec struct {
 	// MaxFrame is the largest frame body either side sends or accepts.
 	// Default: DefaultMaxFrame; at most MaxFrameLimit.
 	MaxFrame int
-	// MemoryLimit is the worker's resident memory limit in bytes; 0 means
-	// none. The supervisor samples the worker's RSS every MemoryPoll and
-	// kills it (and its process group) on breach; it also sets GOMEMLIMIT in
-	// the worker's environment to the limit (unless Env sets it) so the
-	// worker's garbage collector works to stay under it first.
+	// MemoryLimit is the worker's memory limit in bytes; 0 means none. The
+	// supervisor kills the worker (and its process group) when what it
+	// counts exceeds the limit: the worker's RSS, sampled every
+	// MemoryPoll, plus, sampled every 100 ms, its descendants' memory and
+	// the memfds they and the worker hold (see the package doc). It also
+	// sets GOMEMLIMIT in the worker's environment to the limit (unless Env
+	// sets it) so the worker's garbage collector works to stay under it
+	// first.
 	//
 	// It is not a hard cap: a fast allocation can overshoot it between two
-	// samples, and the RSS counted is the worker's alone, not its children's.
-	// A hard cap would need a cgroup v2 subtree delegated to the program,
-	// which a library cannot assume, and RLIMIT_AS breaks Go programs (and
-	// -race builds above all), which reserve far more address space than
-	// they use. Only Linux can sample the RSS: elsewhere Start refuses a
-	// MemoryLimit with an error matching errors.ErrUnsupported.
+	// samples, and some memory escapes the count (the package doc says
+	// which). A hard cap would need a cgroup v2 subtree delegated to the
+	// program, which a library cannot assume, and RLIMIT_AS breaks Go
+	// programs (and -race builds above all), which reserve far more
+	// address space than they use. Only Linux can sample the memory:
+	// elsewhere Start refuses a MemoryLimit with an error matching
+	// errors.ErrUnsupported.
 	MemoryLimit int64
-	// MemoryPoll is the RSS sampling interval. Default: 5 ms.
+	// MemoryPoll is the interval at which the worker's RSS is sampled
+	// (its descendants' every 100 ms or every MemoryPoll, whichever is
+	// longer, and less often if a sample takes over 10 ms). Default: 5 ms.
 	MemoryPoll time.Duration
 	// StartTimeout bounds the wait for the worker's hello. Default: 10 s.
 	StartTimeout time.Duration
