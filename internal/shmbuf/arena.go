@@ -30,9 +30,10 @@ const (
 //
 // A freed segment is kept mapped for reuse by its size class (up to
 // maxFreeBytes and maxFreePerClass): creating one costs a memfd_create,
-// ftruncate, seals and mmap (~11 µs), and a fresh segment's pages fault in
-// on first touch (37 ms for 44 MiB on a virtualised host), where reusing
-// one costs clearing the bytes it handed out. Safe for concurrent use.
+// ftruncate, seals and mmap, and a fresh segment's pages fault in on first
+// touch, tens of milliseconds for 44 MiB on a virtualised host, where
+// reusing one costs clearing the bytes it handed out (BenchmarkNewBufferRelease
+// compares the two). Safe for concurrent use.
 type arena struct {
 	id uint64 // tells this arena's segments from a peer's
 
