@@ -10,10 +10,12 @@ import (
 
 const (
 	// maxFreeBytes bounds the segments an arena keeps for reuse, in bytes
-	// of their size, and maxFreePerClass their number in one size class:
-	// a freed segment beyond either is unmapped and closed.
+	// of their size, maxFreeSegments their number (each holds a file
+	// descriptor), and maxFreePerClass their number in one size class: a
+	// freed segment beyond any of them is unmapped and closed.
 	maxFreeBytes    = 256 << 20
-	maxFreePerClass = 64
+	maxFreeSegments = 256
+	maxFreePerClass = 32
 
 	// defaultSegmentSize is the size class the measurements of this
 	// package's benchmarks name: a Buffer of 44 MiB takes a segment of
@@ -28,8 +30,8 @@ const (
 // worker given a window of a larger segment could grow it with mremap to
 // all of it, descriptor or not.
 //
-// A freed segment is kept mapped for reuse by its size class (up to
-// maxFreeBytes and maxFreePerClass): creating one costs a memfd_create,
+// A freed segment is kept mapped for reuse by its size class (within
+// maxFreeBytes, maxFreeSegments and maxFreePerClass): creating one costs a memfd_create,
 // ftruncate, seals and mmap, and a fresh segment's pages fault in on first
 // touch, tens of milliseconds for 44 MiB on a virtualised host, where
 // reusing one costs clearing the bytes it handed out (BenchmarkNewBufferRelease
@@ -41,6 +43,7 @@ type arena struct {
 	segs      map[uint32]*segment // every segment, in use or free
 	next      uint32              // the next SegmentID.Index to try
 	free      [numClasses][]*segment
+	freeCount int
 	freeBytes int64
 	inUse     int64
 	closed    bool
@@ -95,6 +98,7 @@ func (a *arena) alloc(n int) (*block, error) {
 	if k := len(a.free[class]); k > 0 {
 		s := a.free[class][k-1]
 		a.free[class] = a.free[class][:k-1]
+		a.freeCount--
 		a.freeBytes -= int64(size)
 		a.mu.Unlock()
 		clear(s.mem[:s.touched]) // the segment is this block's alone now
@@ -148,8 +152,9 @@ func (a *arena) release(b *block) {
 	size := len(s.mem)
 	a.inUse -= int64(size)
 	class, _ := classOf(size)
-	if len(a.free[class]) < maxFreePerClass && a.freeBytes+int64(size) <= maxFreeBytes {
+	if len(a.free[class]) < maxFreePerClass && a.freeCount < maxFreeSegments && a.freeBytes+int64(size) <= maxFreeBytes {
 		a.free[class] = append(a.free[class], s)
+		a.freeCount++
 		a.freeBytes += int64(size)
 		a.mu.Unlock()
 		return

@@ -76,6 +76,20 @@ func TestArenaKeepsABoundedFreeList(t *testing.T) {
 	require.NoError(t, err)
 	big.free()
 	assert.Equal(t, maxFreePerClass, a.stats().Segments, "a segment that would pass maxFreeBytes is unmapped")
+
+	// Across classes, the free list holds maxFreeSegments descriptors.
+	blks = blks[:0]
+	for class := 13; len(blks) < maxFreeSegments+maxFreePerClass; class++ {
+		for range maxFreePerClass {
+			blk, err := a.alloc(1 << class)
+			require.NoError(t, err)
+			blks = append(blks, blk)
+		}
+	}
+	for _, b := range blks {
+		b.free()
+	}
+	assert.Equal(t, maxFreeSegments, a.stats().Segments)
 }
 
 func TestNewBuffer44MiB(t *testing.T) {
