@@ -16,11 +16,6 @@ const (
 	maxFreeBytes    = 256 << 20
 	maxFreeSegments = 256
 	maxFreePerClass = 32
-
-	// defaultSegmentSize is the size class the measurements of this
-	// package's benchmarks name: a Buffer of 44 MiB takes a segment of
-	// 64 MiB.
-	defaultSegmentSize = 64 << 20
 )
 
 // arena hands out Buffer memory, one shared-memory segment per Buffer: a
