@@ -31,10 +31,10 @@
 // beside it: the worker maps that segment, and only that one, while it
 // holds the Buffer, and unmaps it when it releases the Buffer or sends it
 // back. So a task reaches the Buffers its call carries and no other
-// Buffer of the caller's, however it writes past their ends; a Buffer
+// Buffer the caller made, however it writes past their ends; a Buffer
 // moved to a worker and back is the caller's own memory again, not a
-// copy. A move of any size costs the same few microseconds; a call moves
-// at most 128 Buffers. Each process allocates from its own arena, so
+// copy. A move of any size costs the same few tens of microseconds (a
+// mapping made and undone); a call moves at most 128 Buffers. Each process allocates from its own arena, so
 // results move back the same way, and memory the other side released
 // comes back with its next message. A worker process that dies takes none
 // of the caller's memory with it: what it held is freed once it is
@@ -54,11 +54,11 @@
 // Decoding is safe against a hostile or broken worker: malformed
 // references, references outside a segment or to unknown segments are
 // errors, never panics or out-of-bounds slices. What the segments don't
-// stop: a worker writing into a Buffer it returned, or that it made, after
-// the caller got it; a task that deliberately keeps a mapping of a Buffer
-// past giving it back (mremap), which then reaches whatever Buffer reuses
-// that segment; and, since a worker runs as the caller's user, a task that
-// opens the caller's descriptors through /proc/<pid>/fd. Isolating code
-// that attacks on purpose takes the operating system's means (another
-// user, a sandbox).
+// stop: a Buffer a worker process made is its memory, mapped there until
+// the caller releases it, so that process's later tasks can write it; a
+// task that deliberately keeps a mapping of a Buffer past giving it back
+// (mremap) reaches whatever Buffer reuses that segment; and, since a
+// worker runs as the caller's user, a task can open the caller's
+// descriptors through /proc/<pid>/fd. Isolating code that attacks on
+// purpose takes the operating system's means (another user, a sandbox).
 package transfer
