@@ -13,9 +13,10 @@
 // A *transfer.Buffer in a task's input or output moves instead of being
 // copied: the sender's handle is detached once the call is admitted (a
 // rejected call leaves it alone) and the receiver gets the same memory — a
-// pointer in process, a shared-memory segment mapped once per worker process
-// for Subprocess workers, so that moving 44 MiB costs about what a 1 KB round
-// trip does. Input Buffers a task neither releases nor returns are released
+// pointer in process; for Subprocess workers, the Buffer's own shared-memory
+// segment, which the worker maps only while it holds the Buffer (a task
+// reaches the Buffers its call carries, none of the others the caller
+// made), so that moving 44 MiB costs about what a 1 KB round trip does. Input Buffers a task neither releases nor returns are released
 // when it returns; Buffers the caller gets back are the caller's to Release.
 // A worker process that dies takes none of the caller's memory with it: what
 // it held is freed once it is reaped.

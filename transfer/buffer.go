@@ -17,7 +17,7 @@ import "github.com/offloadgo/offload/internal/shmbuf"
 // Memory comes from the process's shared arena (NewBuffer) or from the
 // caller (Move). It stays valid while the handle that owns it is live, and
 // is freed by Release. A Buffer that is dropped without Release keeps its
-// arena space until the process exits: there is deliberately no finalizer,
+// segment until the process exits: there is deliberately no finalizer,
 // because a slice from Bytes may outlive the handle and the GC can't see
 // that it points into the arena.
 //
@@ -39,12 +39,16 @@ type Buffer struct {
 // empty struct, and a message from a worker decodes into Buffers.
 func init() { shmbuf.RegisterExt((*Buffer)(nil)) }
 
-// NewBuffer returns a Buffer of n zeroed bytes. On Linux the memory is in
-// the process's shared arena (memfd segments mapped once, grown on demand,
-// created on first use), so the Buffer can later move to a worker process
-// without a copy; elsewhere it is heap memory. NewBuffer fails with
-// ErrInvalidSize for n < 0 or n > 1 TiB, or when the arena can't grow (the error says
-// why). Safe for concurrent use.
+// NewBuffer returns a Buffer of n zeroed bytes. The memory is a
+// shared-memory segment of its own (a power of two of at least a page,
+// reused from a freed Buffer when one of that size is at hand, else
+// created: a memfd on Linux), so the Buffer can later move to a worker
+// process without a copy, and reaching it gives no access to any other
+// Buffer; off Linux, macOS and the BSDs it is heap memory. Each live
+// Buffer holds one file descriptor (and freed ones kept for reuse hold
+// theirs) against the process's RLIMIT_NOFILE. NewBuffer fails with
+// ErrInvalidSize for n < 0 or n > 1 TiB, or when no segment can be made
+// (the error says why: out of descriptors, say). Safe for concurrent use.
 func NewBuffer(n int) (*Buffer, error) {
 	b := new(Buffer)
 	if err := b.h.Alloc(n); err != nil {
@@ -77,7 +81,7 @@ func (b *Buffer) Len() int { return b.h.Len() }
 // over, or released.
 func (b *Buffer) Detached() bool { return b.h.Detached() }
 
-// Release frees the Buffer's memory (arena space returns to the arena; the
+// Release frees the Buffer's memory (its segment returns to the arena; the
 // memory of a Buffer received from another process is given back to its
 // owner with the next message) and detaches the handle. Releasing a
 // detached handle, or releasing twice, does nothing. Safe for concurrent

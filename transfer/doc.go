@@ -23,18 +23,24 @@
 //
 // # Between processes
 //
-// Buffer memory lives in a process-wide arena of shared-memory segments
-// (memfd on Linux), each mapped once per process ([Stats] reports its size
-// and use). A Buffer sent to a worker process travels as a 29-byte
-// reference — segment, offset, length — and a segment's descriptor travels
-// to a process once, after which a move of any size costs the same few
-// microseconds. Each process allocates from its own arena, so results move
-// back the same way, and memory the other side released comes back with
-// its next message. A worker process that dies takes none of the caller's
-// memory with it: what it held is freed once it is reaped. A value that
-// can't cross — a channel, a func, an unsafe.Pointer, a Buffer held by
-// value or reachable twice, a detached Buffer — fails with
-// [ErrNotTransferable] before anything is sent.
+// Each Buffer's memory is a shared-memory segment of its own (a memfd on
+// Linux, an unlinked file elsewhere), sized to a power of two of at least
+// a page, from a process-wide arena that keeps freed segments mapped for
+// reuse ([Stats] reports its size and use). A Buffer sent to a worker
+// process travels as a 29-byte reference with its segment's descriptor
+// beside it: the worker maps that segment, and only that one, while it
+// holds the Buffer, and unmaps it when it releases the Buffer or sends it
+// back. So a task reaches the Buffers its call carries and no other
+// Buffer the caller made, however it writes past their ends; a Buffer
+// moved to a worker and back is the caller's own memory again, not a
+// copy. A move of any size costs the same few tens of microseconds (a
+// mapping made and undone); a call moves at most 128 Buffers. Each process allocates from its own arena, so
+// results move back the same way, and memory the other side released
+// comes back with its next message. A worker process that dies takes none
+// of the caller's memory with it: what it held is freed once it is
+// reaped. A value that can't cross — a channel, a func, an
+// unsafe.Pointer, a Buffer held by value or reachable twice, a detached
+// Buffer — fails with [ErrNotTransferable] before anything is sent.
 //
 // # Over a network
 //
@@ -47,7 +53,12 @@
 //
 // Decoding is safe against a hostile or broken worker: malformed
 // references, references outside a segment or to unknown segments are
-// errors, never panics or out-of-bounds slices. Shared memory is not a
-// confidentiality boundary, though: a worker that was sent a segment can
-// read all of it, including space other Buffers used before.
+// errors, never panics or out-of-bounds slices. What the segments don't
+// stop: a Buffer a worker process made is its memory, mapped there until
+// the caller releases it, so that process's later tasks can write it; a
+// task that deliberately keeps a mapping of a Buffer past giving it back
+// (mremap) reaches whatever Buffer reuses that segment; and, since a
+// worker runs as the caller's user, a task can open the caller's
+// descriptors through /proc/<pid>/fd. Isolating code that attacks on
+// purpose takes the operating system's means (another user, a sandbox).
 package transfer

@@ -4,12 +4,14 @@ import "github.com/offloadgo/offload/internal/shmbuf"
 
 // ArenaStats describes the process's shared-memory arena.
 type ArenaStats struct {
-	// Segments is the number of segments mapped.
+	// Segments is the number of segments mapped: one per live Buffer,
+	// plus those kept for reuse.
 	Segments int
 	// Mapped is their total size in bytes.
 	Mapped int64
-	// InUse is the space held by live Buffers and by Buffers lent to
-	// peers, in bytes (rounded up to the allocation alignment).
+	// InUse is the size of the segments held by live Buffers and by
+	// Buffers lent to peers, in bytes (each a power of two of at least
+	// a page).
 	InUse int64
 }
 

@@ -9,87 +9,48 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestFreeListFirstFitAndCoalescing(t *testing.T) {
+func TestArenaSizeClasses(t *testing.T) {
 	t.Parallel()
-	var f freeList
-	f.put(0, 1000)
-	offs := make([]int, 5)
-	for i := range offs {
-		off, ok := f.take(100)
-		require.True(t, ok)
-		offs[i] = off
+	for _, c := range []struct{ n, size int }{
+		{0, pageSize}, {1, pageSize}, {pageSize, pageSize}, {pageSize + 1, 2 * pageSize},
+		{44 << 20, 64 << 20}, {64 << 20, 64 << 20}, {maxSegmentSize, maxSegmentSize},
+	} {
+		_, size := classOf(c.n)
+		assert.Equal(t, c.size, size, "segment size for %d bytes", c.n)
 	}
-	assert.Equal(t, []int{0, 100, 200, 300, 400}, offs)
-	assert.Equal(t, []span{{500, 500}}, f.spans)
-
-	f.put(100, 100)
-	f.put(300, 100)
-	assert.Equal(t, []span{{100, 100}, {300, 100}, {500, 500}}, f.spans)
-	f.put(200, 100) // merges with both neighbours
-	assert.Equal(t, []span{{100, 300}, {500, 500}}, f.spans)
-	f.put(400, 100)
-	assert.Equal(t, []span{{100, 900}}, f.spans)
-	f.put(0, 100)
-	assert.Equal(t, []span{{0, 1000}}, f.spans)
-
-	off, ok := f.take(1000)
-	require.True(t, ok)
-	assert.Zero(t, off)
-	assert.Empty(t, f.spans)
-	_, ok = f.take(1)
-	assert.False(t, ok)
 }
 
-func TestFreeListRandomAgainstModel(t *testing.T) {
+func TestArenaSegmentPerBlock(t *testing.T) {
 	t.Parallel()
-	const size = 1 << 12
-	var f freeList
-	f.put(0, size)
-	owner := make([]bool, size) // the model: which bytes are handed out
-	used := map[int]int{}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 5000 {
-		if len(used) > 0 && rng.IntN(2) == 0 {
-			for off, n := range used {
-				f.put(off, n)
-				clear(owner[off : off+n])
-				delete(used, off)
-				break
-			}
-		} else {
-			n := 1 + rng.IntN(200)
-			if off, ok := f.take(n); ok {
-				for i := off; i < off+n; i++ {
-					require.False(t, owner[i], "take handed out a byte twice")
-					owner[i] = true
-				}
-				used[off] = n
-			}
-		}
-		inUse := 0
-		for _, n := range used {
-			inUse += n
-		}
-		require.Equal(t, size, inUse+f.free(), "no byte lost")
-		for i := 1; i < len(f.spans); i++ {
-			prev := f.spans[i-1]
-			require.Less(t, prev.off+prev.size, f.spans[i].off, "spans sorted, disjoint and merged")
-		}
-	}
+	a := newArena()
+	defer a.close()
+	x, err := a.alloc(100)
+	require.NoError(t, err)
+	y, err := a.alloc(100)
+	require.NoError(t, err)
+	assert.NotSame(t, x.seg, y.seg, "two Buffers never share a segment")
+	assert.NotEqual(t, x.seg.id, y.seg.id)
+	assert.Len(t, x.seg.mem, pageSize)
+	assert.Equal(t, Ref{Segment: x.seg.id, Length: 100}, x.localRef())
+	st := a.stats()
+	assert.Equal(t, 2, st.Segments)
+	assert.Equal(t, int64(2*pageSize), st.InUse)
+	x.free()
+	y.free()
+	assert.Zero(t, a.stats().InUse)
 }
 
 func TestArenaReuseWithoutNewSegments(t *testing.T) {
 	t.Parallel()
-	a := newArena(1 << 20)
+	a := newArena()
 	defer a.close()
 	first, err := a.alloc(300 << 10)
 	require.NoError(t, err)
 	first.free()
-	for range 100 {
-		blk, err := a.alloc(300 << 10)
+	for i := range 100 {
+		blk, err := a.alloc(260<<10 + i) // the same size class
 		require.NoError(t, err)
 		assert.Same(t, first.seg, blk.seg)
-		assert.Equal(t, first.off, blk.off)
 		blk.free()
 	}
 	st := a.stats()
@@ -97,49 +58,38 @@ func TestArenaReuseWithoutNewSegments(t *testing.T) {
 	assert.Zero(t, st.InUse)
 }
 
-func TestArenaCoalescesFreedNeighbours(t *testing.T) {
+func TestArenaKeepsABoundedFreeList(t *testing.T) {
 	t.Parallel()
-	a := newArena(1 << 20)
+	a := newArena()
 	defer a.close()
 	var blks []*block
-	for range 4 {
-		blk, err := a.alloc(256 << 10) // four fill the segment
+	for range maxFreePerClass + 10 {
+		blk, err := a.alloc(1)
 		require.NoError(t, err)
 		blks = append(blks, blk)
 	}
-	assert.Equal(t, 1, a.stats().Segments)
-	for _, i := range []int{1, 3, 0, 2} {
-		blks[i].free()
-	}
-	whole, err := a.alloc(1 << 20)
-	require.NoError(t, err)
-	assert.Equal(t, 1, a.stats().Segments, "the freed quarters merged into the whole segment")
-	assert.Zero(t, whole.off)
-	whole.free()
-}
-
-func TestArenaGrowsAndDedicatedSegments(t *testing.T) {
-	t.Parallel()
-	a := newArena(1 << 20)
-	defer a.close()
-	x, err := a.alloc(800 << 10)
-	require.NoError(t, err)
-	y, err := a.alloc(800 << 10)
-	require.NoError(t, err)
-	assert.NotSame(t, x.seg, y.seg, "grows by a segment")
-	big, err := a.alloc(3<<20 + 1)
-	require.NoError(t, err)
-	assert.Equal(t, (3<<20+1+pageSize-1)/pageSize*pageSize, len(big.seg.mem), "a dedicated segment rounded to pages")
-	st := a.stats()
-	assert.Equal(t, 3, st.Segments)
-	big.free()
-	again, err := a.alloc(3 << 20)
-	require.NoError(t, err)
-	assert.Same(t, big.seg, again.seg, "the dedicated segment is reused")
-	for _, b := range []*block{x, y, again} {
+	for _, b := range blks {
 		b.free()
 	}
-	assert.Zero(t, a.stats().InUse)
+	assert.Equal(t, maxFreePerClass, a.stats().Segments, "freed segments beyond the class's bound are unmapped")
+	big, err := a.alloc(maxFreeBytes)
+	require.NoError(t, err)
+	big.free()
+	assert.Equal(t, maxFreePerClass, a.stats().Segments, "a segment that would pass maxFreeBytes is unmapped")
+
+	// Across classes, the free list holds maxFreeSegments descriptors.
+	blks = blks[:0]
+	for class := 13; len(blks) < maxFreeSegments+maxFreePerClass; class++ {
+		for range maxFreePerClass {
+			blk, err := a.alloc(1 << class)
+			require.NoError(t, err)
+			blks = append(blks, blk)
+		}
+	}
+	for _, b := range blks {
+		b.free()
+	}
+	assert.Equal(t, maxFreeSegments, a.stats().Segments)
 }
 
 func TestNewBuffer44MiB(t *testing.T) {
@@ -157,7 +107,7 @@ func TestNewBuffer44MiB(t *testing.T) {
 
 func TestArenaConcurrentAllocRelease(t *testing.T) {
 	t.Parallel()
-	a := newArena(1 << 20)
+	a := newArena()
 	defer a.close()
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -195,14 +145,11 @@ func TestArenaConcurrentAllocRelease(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Zero(t, a.stats().InUse)
-	for _, s := range a.segs {
-		assert.Equal(t, []span{{0, len(s.mem)}}, s.free.spans, "all space coalesced back")
-	}
 }
 
 func TestNewBufferReusedSpaceIsZeroed(t *testing.T) {
 	t.Parallel()
-	a := newArena(1 << 16)
+	a := newArena()
 	defer a.close()
 	blk, err := a.alloc(1000)
 	require.NoError(t, err)
@@ -210,8 +157,17 @@ func TestNewBufferReusedSpaceIsZeroed(t *testing.T) {
 		blk.data[i] = 0xAA
 	}
 	blk.free()
-	again, err := a.alloc(1000)
+	again, err := a.alloc(2000)
 	require.NoError(t, err)
-	assert.Equal(t, blk.off, again.off, "space is reused")
-	assert.Equal(t, make([]byte, 1000), again.data)
+	assert.Same(t, blk.seg, again.seg, "the segment is reused")
+	assert.Equal(t, make([]byte, 2000), again.data)
+
+	// A peer could have written all of a segment it was sent.
+	again.exposed = true
+	again.seg.mem[len(again.seg.mem)-1] = 0xAA
+	again.free()
+	last, err := a.alloc(pageSize)
+	require.NoError(t, err)
+	assert.Same(t, blk.seg, last.seg)
+	assert.Equal(t, make([]byte, pageSize), last.data)
 }

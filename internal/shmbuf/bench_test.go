@@ -81,7 +81,7 @@ func BenchmarkMoveInProcess(b *testing.B) {
 func BenchmarkNewBufferRelease(b *testing.B) {
 	const n = 44 << 20
 	b.Run("warm-44MB", func(b *testing.B) {
-		a := newArena(defaultSegmentSize)
+		a := newArena()
 		defer a.close()
 		warm, _ := a.alloc(n)
 		warm.free()
@@ -104,7 +104,7 @@ func BenchmarkNewBufferRelease(b *testing.B) {
 	})
 	b.Run("fresh-mapping-44MB", func(b *testing.B) {
 		for b.Loop() {
-			a := newArena(n)
+			a := newArena()
 			blk, err := a.alloc(n)
 			if err != nil {
 				b.Fatal(err)

@@ -7,7 +7,10 @@
 //
 // Moving a Buffer means giving its memory to a new handle and detaching
 // the old one: MoveAt within a process, Peer.Encode and Peer.Decode
-// between processes. Package transfer holds the user's API and its
+// between processes. Each Buffer's memory is a segment of its own (see
+// arena), and a process maps another's segment only while it holds the
+// Buffer in it (see peer): what a worker process can reach of its parent's
+// memory is the Buffers its calls carry, not the rest of an arena. Package transfer holds the user's API and its
 // contract; the pool, its transports and the codec import this package
 // directly.
 package shmbuf

@@ -64,9 +64,9 @@ func newBufferOf(t reflect.Type) (reflect.Value, *Handle) {
 	return p, handleIn(p)
 }
 
-// Alloc gives the new Handle h n zeroed bytes: transfer.NewBuffer. On
-// Linux the memory is in the process's shared arena; elsewhere it is heap
-// memory. It fails with ErrInvalidSize for n < 0 or n > 1 TiB, or when the
+// Alloc gives the new Handle h n zeroed bytes: transfer.NewBuffer. The
+// memory is a segment of the process's arena of its own: shared memory
+// where the platform has it, heap memory elsewhere. It fails with ErrInvalidSize for n < 0 or n > 1 TiB, or when the
 // arena can't grow (the error says why).
 func (h *Handle) Alloc(n int) error {
 	if n < 0 || n > maxSegmentSize {
@@ -130,16 +130,18 @@ func (h *Handle) take() (*block, error) {
 	return nil, ErrDetached
 }
 
-// block is one Buffer's memory and where it lives: a span of a local arena
-// segment (arena set), a span of a segment adopted from a peer (remote
-// set), or ordinary heap memory (neither). A block belongs to one owner at a
-// time: a handle, or a Peer's table of blocks lent to the remote side.
+// block is one Buffer's memory and where it lives: a segment of a local
+// arena (arena set), a segment adopted from a peer (remote set), or
+// ordinary heap memory (neither). A block belongs to one owner at a time:
+// a handle, or a Peer's table of blocks lent to the remote side.
 type block struct {
 	data []byte
 
-	arena     *arena
-	seg       *segment
-	off, size int
+	arena *arena
+	seg   *segment
+	// exposed says the segment was sent to a peer, which may have written
+	// any of it.
+	exposed bool
 
 	remote *mapping
 	ref    Ref // for remote blocks: the reference as the owner knows it
@@ -157,5 +159,5 @@ func (blk *block) free() {
 
 // localRef is the reference that names an arena block to a peer.
 func (blk *block) localRef() Ref {
-	return Ref{Segment: blk.seg.id, Offset: uint64(blk.off), Length: uint64(len(blk.data))}
+	return Ref{Segment: blk.seg.id, Length: uint64(len(blk.data))}
 }

@@ -11,16 +11,23 @@ import (
 
 // peer is this process's end of the Buffer traffic with one other process
 // (in the pool: one per worker connection, on both sides). Sending a value
-// through Encode moves the Buffers in it: the receiver gets a reference into
-// a shared segment instead of the bytes, and the segment's descriptor
-// travels once per peer. The Peer keeps the books that make this safe:
+// through Encode moves the Buffers in it: the receiver gets a reference
+// into the Buffer's shared segment instead of the bytes, and the segment's
+// descriptor travels with it. The Peer keeps the books that make this safe:
 //
-//   - which of this process's segments the remote side has been sent;
+//   - which of this process's segments the remote side has mapped now;
 //   - which of this process's Buffers are lent to the remote side, so they
 //     can be freed when it releases them (ApplyReleases) or dies (Close);
 //   - which of the remote side's segments are mapped here (Adopt), and which
 //     Buffers over them are live here, so that their releases travel back
-//     (DrainReleases) and the mappings go away after Close.
+//     (DrainReleases) and the mappings go away with them.
+//
+// Each Buffer has a segment of its own, and a segment is mapped on the
+// remote side only while the Buffer it holds is there: adopted with the
+// message that carries it, unmapped when that Buffer is released or sent
+// back. So a process reaches the Buffers it was sent and holds, never
+// another Buffer of the sender's, however far it writes past its own; a
+// segment coming back is sent again the next time it leaves.
 //
 // Either side can allocate: each process has its own arena and sends its
 // own segments, so a worker returns a Buffer to its parent exactly as the
@@ -28,7 +35,7 @@ import (
 // memory (which would need a cross-process allocator and would let a dying
 // worker corrupt the parent's free lists). A Buffer that goes back to the
 // process that owns its segment travels as a reference too and simply
-// becomes that process's Buffer again.
+// becomes that process's Buffer again: the same memory, not a copy.
 //
 // Every method is safe for concurrent use. After Close every method fails
 // with ErrPeerClosed (Adopt still closes the descriptor it is given).
@@ -38,7 +45,7 @@ type peer struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sent     map[SegmentID]bool     // local segments the remote has
+	sent     map[SegmentID]bool     // local segments the remote has mapped
 	lent     map[Ref]*block         // local blocks the remote holds
 	maps     map[SegmentID]*mapping // remote segments mapped here
 	held     map[Ref]bool           // remote blocks live here
@@ -64,7 +71,7 @@ func newPeer(a *arena) *peer {
 // is detached, and its memory is lent to the peer until the peer releases
 // it. A Buffer made by Move, or received from a different peer, is first
 // copied into this process's arena (once). Encode returns the segments the
-// message references that the peer hasn't been sent yet: the caller must
+// message references that the peer hasn't mapped: the caller must
 // send their descriptors with the message, in order, and the peer must
 // Adopt them before it Decodes the message. If the message can't be
 // delivered after all, the connection is broken: Close the Peer.
@@ -191,6 +198,7 @@ func (p *peer) commit(moves []outbound) ([]Segment, error) {
 			continue
 		}
 		p.lent[m.send.localRef()] = m.send
+		m.send.exposed = true
 		if seg := m.send.seg; !p.sent[seg.id] {
 			p.sent[seg.id] = true
 			segs = append(segs, Segment{ID: seg.id, FD: seg.fd, Size: len(seg.mem)})

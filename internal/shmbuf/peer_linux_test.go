@@ -24,7 +24,7 @@ type pair struct {
 
 func newPair(t testing.TB) *pair {
 	t.Helper()
-	p := &pair{parentArena: newArena(1 << 20), childArena: newArena(1 << 20)}
+	p := &pair{parentArena: newArena(), childArena: newArena()}
 	p.parent, p.child = newPeer(p.parentArena), newPeer(p.childArena)
 	t.Cleanup(func() {
 		p.parent.Close()
@@ -86,17 +86,27 @@ func TestPeerMoveAndReturn(t *testing.T) {
 	assert.Equal(t, 1, send(t, p.child, p.parent, result, &out), "the child's segment travels back")
 	assert.True(t, in.In.Detached())
 	assert.Zero(t, p.child.Stats().Held)
+	assert.Zero(t, p.child.Stats().Adopted, "the child unmapped the parent's Buffer as it sent it back")
 
 	assert.Same(t, first, &out.Back.Bytes()[0], "the parent's Buffer came home")
 	assert.Zero(t, p.parent.Stats().Lent)
 	assert.Equal(t, byte(5), out.Out.Bytes()[0])
 	assert.Equal(t, sum, out.Sum)
 
-	// A second Buffer from a segment the child already has: no descriptor.
+	// Each Buffer has a segment of its own, which travels with it each
+	// time it leaves, and is unmapped where it was when it is released.
 	var in2 taskIn
-	assert.Zero(t, send(t, p.parent, p.child, taskIn{In: arenaBuffer(t, p.parentArena, 10, 0)}, &in2))
+	assert.Equal(t, 1, send(t, p.parent, p.child, taskIn{In: arenaBuffer(t, p.parentArena, 10, 0)}, &in2))
+	assert.Equal(t, 1, p.child.Stats().Adopted)
 	in2.In.Release()
+	assert.Zero(t, p.child.Stats().Adopted)
 	require.NoError(t, p.parent.ApplyReleases(p.child.DrainReleases()))
+	var again taskIn
+	assert.Equal(t, 1, send(t, p.parent, p.child, taskIn{In: out.Back}, &again), "a segment that came back is sent again")
+	var home taskIn
+	assert.Zero(t, send(t, p.child, p.parent, taskIn{In: again.In}, &home))
+	assert.Same(t, first, &home.In.Bytes()[0], "moved there and back, not copied")
+	out.Back = home.In
 
 	// The parent releases the child's Buffer; the release travels back.
 	out.Out.Release()
@@ -109,6 +119,7 @@ func TestPeerMoveAndReturn(t *testing.T) {
 
 	out.Back.Release()
 	assert.Zero(t, p.parentArena.stats().InUse)
+	assert.Zero(t, p.child.Stats().Adopted, "every segment was unmapped with its Buffer")
 }
 
 func TestPeerMoveCopiesHeapIntoArenaOnce(t *testing.T) {
@@ -123,6 +134,7 @@ func TestPeerMoveCopiesHeapIntoArenaOnce(t *testing.T) {
 	in.In.Release()
 	require.NoError(t, p.parent.ApplyReleases(p.child.DrainReleases()))
 	assert.Zero(t, p.parentArena.stats().InUse)
+	assert.Zero(t, p.child.Stats().Adopted, "every segment was unmapped with its Buffer")
 }
 
 func TestPeerForwardsAForeignBufferByCopy(t *testing.T) {
@@ -154,7 +166,9 @@ func TestPeerCloseFreesLentAndUnmaps(t *testing.T) {
 	require.NoError(t, p.parent.Close())
 	assert.Zero(t, p.parentArena.stats().InUse, "Close frees what the dead peer held")
 	require.NoError(t, p.parent.Close(), "idempotent")
-	_, _, err := p.parent.Marshal(taskIn{In: arenaBuffer(t, p.parentArena, 1, 0)})
+	// (Of another size class, so as not to reuse a segment the child
+	// reads below: a dead child can't.)
+	_, _, err := p.parent.Marshal(taskIn{In: arenaBuffer(t, p.parentArena, 2*pageSize, 0)})
 	require.ErrorIs(t, err, ErrPeerClosed)
 
 	// On the child's side, Buffers stay readable after Close until released.
@@ -254,7 +268,11 @@ func TestPeerDecodeHostileRefs(t *testing.T) {
 	good := b1.blk.Load().localRef()
 	_, segs, err := p.parent.Marshal([]*Buffer{b1})
 	require.NoError(t, err)
-	require.Empty(t, segs)
+	require.Len(t, segs, 1)
+	require.Equal(t, seg.id, segs[0].ID, "the freed segment was reused")
+	fd, err := unix.Dup(segs[0].FD)
+	require.NoError(t, err)
+	require.NoError(t, p.child.Adopt(segs[0].ID, fd, segs[0].Size))
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	require.NoError(t, enc.EncodeArrayLen(2))
@@ -350,17 +368,16 @@ func TestAdoptRejectsBadDescriptors(t *testing.T) {
 func TestPeerConcurrentTraffic(t *testing.T) {
 	t.Parallel()
 	p := newPair(t)
-	// Adopt the parent's first segment up front, so that concurrent
-	// messages never race to deliver it.
-	var warm taskIn
-	send(t, p.parent, p.child, taskIn{In: arenaBuffer(t, p.parentArena, 1, 0)}, &warm)
-	warm.In.Release()
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 50 {
 				data, segs, err := p.parent.Marshal(taskIn{In: arenaBuffer(t, p.parentArena, 100, byte(g+i))})
-				if !assert.NoError(t, err) || !assert.Empty(t, segs) {
+				if !assert.NoError(t, err) || !assert.Len(t, segs, 1) {
+					return
+				}
+				fd, err := unix.Dup(segs[0].FD)
+				if !assert.NoError(t, err) || !assert.NoError(t, p.child.Adopt(segs[0].ID, fd, segs[0].Size)) {
 					return
 				}
 				var in taskIn
@@ -377,4 +394,5 @@ func TestPeerConcurrentTraffic(t *testing.T) {
 	require.NoError(t, p.parent.ApplyReleases(p.child.DrainReleases()))
 	assert.Zero(t, p.parent.Stats().Lent)
 	assert.Zero(t, p.parentArena.stats().InUse)
+	assert.Zero(t, p.child.Stats().Adopted, "every segment was unmapped with its Buffer")
 }

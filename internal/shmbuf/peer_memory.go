@@ -18,8 +18,9 @@ type mapping struct {
 
 // Adopt maps a segment the remote side sent (the Segment its Encode
 // returned, and the descriptor received with the message) so that the
-// references into it can be decoded. The segment is mapped once for the
-// life of the Peer. Adopt takes ownership of fd and always closes it, on
+// references into it can be decoded. The segment stays mapped while the
+// Buffer over it is live here: when it is released or sent back, or with
+// Close if no reference to it arrived. Adopt takes ownership of fd and always closes it, on
 // success too: the mapping alone keeps the memory. It fails with
 // ErrBadSegment for a descriptor that isn't a memfd sealed against
 // shrinking (a segment that could shrink would turn reads into SIGBUS), is
@@ -66,6 +67,7 @@ func (p *peer) resolve(ref Ref) (*block, error) {
 			return nil, fmt.Errorf("%w: %+v was not lent to this peer", ErrBadRef, ref)
 		}
 		delete(p.lent, ref)
+		delete(p.sent, ref.Segment) // the peer unmapped it as it sent it back
 		return blk, nil
 	}
 	m := p.maps[ref.Segment]
@@ -94,20 +96,22 @@ func (p *peer) releaseRemote(blk *block) {
 }
 
 // forgetLocked drops a remote block held here, queueing its release for
-// the owner if report is set and the peer is open; p.mu is held.
+// the owner if report is set and the peer is open, and unmaps its segment
+// once no Buffer over it is live here: nothing in this process may reach
+// memory it no longer holds; p.mu is held.
 func (p *peer) forgetLocked(blk *block, report bool) {
 	delete(p.held, blk.ref)
 	m := blk.remote
 	m.live--
-	if !p.closed {
-		if report {
-			p.releases = append(p.releases, blk.ref)
-		}
-		return
+	if report && !p.closed {
+		p.releases = append(p.releases, blk.ref)
 	}
 	if m.live == 0 && m.mem != nil {
 		unmapPeerSegment(m.mem)
 		m.mem = nil
+		if p.maps[m.id] == m {
+			delete(p.maps, m.id)
+		}
 	}
 }
 
@@ -143,6 +147,7 @@ func (p *peer) ApplyReleases(refs []Ref) error {
 			continue
 		}
 		delete(p.lent, ref)
+		delete(p.sent, ref.Segment) // the peer unmapped it as it released it
 		freed = append(freed, blk)
 	}
 	p.mu.Unlock()
@@ -158,8 +163,8 @@ func (p *peer) ApplyReleases(refs []Ref) error {
 // Close ends the Peer once the remote process is gone (it exited, was
 // killed, or can no longer touch the memory for another reason): call it
 // after reaping the worker, not before, or the worker could still write
-// into space that is being reused. Close frees every Buffer still lent to
-// the remote side, forgets pending releases, and unmaps every adopted
+// into segments that are being reused. Close frees every Buffer still lent
+// to the remote side, forgets pending releases, and unmaps every adopted
 // segment — at once if no Buffer over it is live here, otherwise when the
 // last such Buffer is released (memfd memory outlives its creator, so
 // those Buffers stay valid). Idempotent; always returns nil.

@@ -200,7 +200,7 @@ func snapshot(t *testing.T) resources {
 func TestCrossProcessMoveAndReturn(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
-	parentArena := newArena(defaultSegmentSize)
+	parentArena := newArena()
 	peer := newPeer(parentArena)
 	c := startChild(t, "echo", peer)
 
@@ -249,7 +249,7 @@ func TestCrossProcessMoveAndReturn(t *testing.T) {
 func TestCrossProcessKilledWorkerLeaksNothing(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
-	parentArena := newArena(defaultSegmentSize)
+	parentArena := newArena()
 	peer := newPeer(parentArena)
 	c := startChild(t, "hold", peer)
 

@@ -4,7 +4,8 @@ import "github.com/vmihailenco/msgpack/v5"
 
 // SegmentID names one shared-memory segment: the arena that owns it (a
 // random number drawn when the arena is created, so the two sides of a
-// connection can tell their segments apart) and its index in that arena.
+// connection can tell their segments apart) and its index in that arena
+// (a segment reused for another Buffer keeps its index).
 type SegmentID struct {
 	Arena uint64
 	Index uint32
@@ -12,9 +13,9 @@ type SegmentID struct {
 
 // Segment is a segment a peer needs before it can read a message:
 // Peer.Encode returns one for every segment a message references that the
-// peer hasn't been sent yet. FD belongs to the arena and stays open for the
-// life of the process: send it (SCM_RIGHTS duplicates it) but never close
-// it.
+// peer hasn't mapped. FD belongs to the arena and stays open at least while
+// the Buffer in the segment is lent to the peer: send it (SCM_RIGHTS
+// duplicates it) but never close it.
 type Segment struct {
 	ID   SegmentID
 	FD   int

@@ -36,7 +36,7 @@ func newPeerLink(maxFrame int) *peerLink {
 // on the Peer then, so the caller must treat the connection as broken.
 func (k *peerLink) seal(f *workerproc.Frame, segs []shmbuf.Segment, broken, moved bool) error {
 	if len(segs) > workerproc.MaxFDs {
-		return fmt.Errorf("pool: a message references %d new shared-memory segments, more than %d per frame", len(segs), workerproc.MaxFDs)
+		return fmt.Errorf("pool: a message moves %d Buffers to the other process, more than %d (one descriptor each)", len(segs), workerproc.MaxFDs)
 	}
 	releases := k.takeReleases(k.maxFrame - len(f.Body) - trailerFixed)
 	if len(segs) == 0 && len(releases) == 0 && !broken && !moved {

@@ -46,7 +46,8 @@ const (
 var _ [workerproc.KindReserved - kindGoexit]struct{}
 
 // frameSlack is what a call frame holds beyond its input: the header with
-// the trace context and the task's name. A connection's maximum frame is
+// the trace context and the task's name, and the moves trailer. A
+// connection's maximum frame is
 // MaxPayload + frameSlack.
 const frameSlack = 16 << 10
 
@@ -54,7 +55,8 @@ const frameSlack = 16 << 10
 // most codec.MaxCarrier it stays inside frameSlack.
 const maxNameLen = 1024
 
-var _ [frameSlack - (codec.MaxCarrier + maxNameLen + 2*binary.MaxVarintLen64)]struct{}
+// The moves trailer (moves.go) rides in the slack too.
+var _ [frameSlack - (codec.MaxCarrier + maxNameLen + 2*binary.MaxVarintLen64 + trailerFixed)]struct{}
 
 // A call body starts with its header:
 //

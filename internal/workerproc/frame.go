@@ -28,8 +28,10 @@ const (
 	// a body length must fit the header, and a bound keeps a corrupt length
 	// from ever asking for more than this.
 	MaxFrameLimit = 1 << 30
-	// MaxFDs is the most file descriptors one frame may carry.
-	MaxFDs = 16
+	// MaxFDs is the most file descriptors one frame may carry: a call
+	// of a Subprocess pool sends one per Buffer it moves (the kernel
+	// takes up to 253 with one message).
+	MaxFDs = 128
 	// KindReserved is the first frame kind reserved for this package's own
 	// use (the handshake); the pool uses kinds below it.
 	KindReserved byte = 0xF0
