@@ -194,11 +194,11 @@ func (s *submitter) onPong(h header, body []byte) {
 		s.ignore(ignoredForged)
 		return
 	}
+	if !n.verified && !s.verify(n) {
+		return
+	}
 	n.status = st
 	n.report(st.free, now)
-	if !n.verified {
-		s.verify(n)
-	}
 	for _, id := range missing {
 		if p := n.calls[id]; p != nil && p.listed {
 			s.deliver(p, answer{lost: fmt.Errorf("%w: node %s no longer has the call", seam.ErrNodeLost, n.id)})

@@ -19,6 +19,8 @@ type knownNode struct {
 	id      string
 	key     uint64 // the submitter's number for it: pings carry it, pongs echo it
 	subject string
+	group   *nameGroup // the nodes of its name
+	inGroup int        // its index in group.nodes
 
 	verified bool // it answered a ping: see above
 	status        // as it last said in a pong or an answer
@@ -48,7 +50,8 @@ type knownNode struct {
 }
 
 // Bounds of a submitter's node table, against forged adverts: how many
-// nodes it knows, and how many of them it is still waiting to hear from.
+// nodes it knows, and how many more it is still waiting to hear from
+// (Options.MaxNodesPerName bounds those of one name).
 const (
 	maxNodes   = 1024
 	maxProbing = 64
@@ -103,16 +106,16 @@ func (s *submitter) onAdvert(msg *nats.Msg) {
 	s.mu.Lock()
 	n := s.nodes[a.id()]
 	switch {
-	case n == nil && (a.leaving || len(s.nodes) >= maxNodes || s.probing >= maxProbing):
-		if !a.leaving {
-			s.ignore(ignoredFull)
-		}
+	case n == nil && a.leaving:
+	case n == nil && s.probing >= maxProbing:
+		s.ignore(ignoredFull)
+	case n == nil && s.names[a.name] != nil && s.names[a.name].full(s.o.MaxNodesPerName):
+		s.ignore(ignoredNameFull)
 	case n == nil:
 		s.lastID++
 		n = &knownNode{id: a.id(), key: s.lastID, subject: nodeSubject(s.o.Pool, a.name, a.suffix), advertAt: now,
 			calls: map[uint64]*pending{}}
-		s.nodes[n.id] = n
-		s.byKey[n.key] = n
+		s.enter(n, a.name)
 		s.probing++
 		p = s.ping(n, now)
 	default:
@@ -155,19 +158,28 @@ func (s *submitter) probe(n *knownNode, now time.Time) ping {
 	return ping{}
 }
 
-// verify makes n a live node, on its first pong. s.mu is held.
-func (s *submitter) verify(n *knownNode) {
+// verify makes n a live node, on its first pong, if the table has room
+// for it (see makeRoom); if not, n leaves it, unheard of, and may try
+// again with its next advert. s.mu is held.
+func (s *submitter) verify(n *knownNode) bool {
+	if !s.makeRoom(n) {
+		s.ignore(ignoredFull)
+		s.drop(n, 0, nil)
+		return false
+	}
 	n.verified = true
+	n.group.verified++
 	s.probing--
 	s.event(seam.Event{Kind: seam.Started, Node: n.id})
+	return true
 }
 
 // drop takes n out of the table, reporting why: Retired for a node that
-// said it leaves, Crashed (with err saying how) for one lost or gone. A
-// node never verified leaves without a word. s.mu is held.
+// said it leaves (or was evicted, err saying so), Crashed (with err
+// saying how) for one lost or gone. A node never verified leaves without
+// a word. s.mu is held.
 func (s *submitter) drop(n *knownNode, why seam.EventKind, err error) {
-	delete(s.nodes, n.id)
-	delete(s.byKey, n.key)
+	s.exit(n)
 	if !n.verified {
 		s.probing--
 		return
