@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -115,4 +116,40 @@ func TestOneNodeNameCannotCrowdOutOthers(t *testing.T) {
 	}
 	t.Logf("of %d calls, the real node ran %d and the crowd (%d places) was sent %d", calls, real, nodesNamed(p, "rogue"), c.calls.Load())
 	assert.GreaterOrEqual(t, real, calls/4, "the real node gets its share")
+}
+
+// A full node table makes room for a node of another name: the name that
+// holds the most gives up an idle node, reported as one that left, and
+// the pool's events and Nodes agree throughout.
+func TestFullTableMakesRoomForAnotherName(t *testing.T) {
+	t.Parallel()
+	const name, table = "full-table", 1024
+	s := startServer(t, embedded.Options{})
+	var joined, left, lost atomic.Int32
+	tr, err := natsremote.New(connect(t, s), natsremote.Options{Pool: name, Heartbeat: trustHeartbeat, MaxNodesPerName: table})
+	require.NoError(t, err)
+	p, err := pool.New(pool.Options{Workers: 4, Isolation: pool.Remote, Transport: tr, Logger: quiet,
+		OnWorkerEvent: func(ev pool.WorkerEvent) {
+			switch ev.Kind {
+			case pool.WorkerStarted:
+				joined.Add(1)
+			case pool.WorkerRetired:
+				left.Add(1)
+			case pool.WorkerCrashed:
+				lost.Add(1)
+			}
+		}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	startCrowd(t, connect(t, s), name, "crowd", table+76, 1)
+	require.Eventually(t, func() bool { return len(p.Nodes()) == table }, time.Minute, time.Millisecond,
+		"one name fills the table")
+	serve(t, s, natsremote.ServeOptions{Pool: name, Name: "worker", Local: pool.Options{Workers: 4}})
+	require.Eventually(t, func() bool { return nodesNamed(p, "worker") == 1 }, 30*time.Second, time.Millisecond,
+		"a node of another name joins")
+	require.Eventually(t, func() bool { return int(joined.Load()-left.Load()-lost.Load()) == len(p.Nodes()) }, 10*time.Second, time.Millisecond,
+		"events and Nodes agree: joined %d, left %d, lost %d, %d nodes", joined.Load(), left.Load(), lost.Load(), len(p.Nodes()))
+	assert.Equal(t, table, len(p.Nodes()))
+	assert.Equal(t, table-1, nodesNamed(p, "crowd"))
+	assert.Positive(t, left.Load(), "a node of the crowd was evicted")
 }
