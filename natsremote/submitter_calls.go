@@ -69,7 +69,7 @@ func (s *submitter) register(n *knownNode, p *pending, now time.Time) {
 		n.watchedAt = now
 	}
 	s.lastID++
-	p.id, p.token, p.node, p.listed, p.taken = s.lastID, s.token(), n, false, false
+	p.id, p.token, p.node, p.listed, p.taken, p.inPing = s.lastID, s.token(), n, false, false, 0
 	p.startBy = n.lossAt(s.o.Heartbeat)
 	s.calls[p.id] = p
 	n.calls[p.id] = p
