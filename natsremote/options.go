@@ -48,11 +48,11 @@ type Options struct {
 	// as offload.P.node.NAME.* can answer for any number of suffixes; this
 	// keeps it from filling the pool's table of nodes (1024), and calls
 	// are spread over names first (see the package doc), so that its many
-	// nodes draw the calls of one. Give each host a name of its own, or
-	// raise this for more nodes of one name. 0 means
-	// DefaultMaxNodesPerName; at least 2, so that a node restarting (under
-	// a new suffix) joins while its old self is still known; at most
-	// 1024.
+	// nodes draw the calls of one. Nodes started without a Name share
+	// their host's: raise this to run more than that many on one host,
+	// or name them. 0 means DefaultMaxNodesPerName; at least 2, so that a
+	// node restarting (under a new suffix) joins while its old self is
+	// still known; at most 1024.
 	MaxNodesPerName int
 }
 
