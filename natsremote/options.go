@@ -41,10 +41,10 @@ type Options struct {
 	// node's answers in flight take to arrive, or a busy node is taken
 	// for lost.
 	Heartbeat time.Duration
-	// MaxNodesPerName bounds how many nodes of one name (ServeOptions.Name,
-	// which NodePermissions ties to one NATS user) the pool knows at once,
-	// counting those it has not heard from yet: the adverts of more are
-	// ignored until one of them leaves. A credential that may take calls
+	// MaxNodesPerName bounds how many live nodes of one name
+	// (ServeOptions.Name, which NodePermissions ties to one NATS user) the
+	// pool knows at once: the adverts of more are ignored until one of
+	// them leaves. A credential that may take calls
 	// as offload.P.node.NAME.* can answer for any number of suffixes; this
 	// keeps it from filling the pool's table of nodes (1024), and calls
 	// are spread over names first (see the package doc), so that its many

@@ -19,8 +19,11 @@ type nameGroup struct {
 	at       int          // its index in submitter.groups
 }
 
-// full reports whether g holds all the nodes one name may.
-func (g *nameGroup) full(limit int) bool { return len(g.nodes) >= limit }
+// full reports whether g holds all the live nodes one name may. Nodes
+// not yet verified don't count: anyone may advertise under any name, and
+// such adverts, which nobody answers, must not keep the name's real
+// nodes out (maxProbing bounds them all).
+func (g *nameGroup) full(limit int) bool { return g.verified >= limit }
 
 // enter puts n, new, in the table, in its name's group. s.mu is held.
 func (s *submitter) enter(n *knownNode, name string) {

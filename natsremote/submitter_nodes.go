@@ -190,20 +190,24 @@ func (s *submitter) probe(n *knownNode, now time.Time) ping {
 	return ping{}
 }
 
-// verify makes n a live node, on its first pong, if the table has room
-// for it (see makeRoom); if not, n leaves it, unheard of, and may try
-// again with its next advert. s.mu is held.
+// verify makes n a live node, on its first pong, if its name and the
+// table have room for it (see makeRoom); if not, n leaves the table,
+// unheard of, and may try again with its next advert. s.mu is held.
 func (s *submitter) verify(n *knownNode) bool {
-	if !s.makeRoom(n) {
+	switch {
+	case n.group.full(s.o.MaxNodesPerName):
+		s.ignore(ignoredNameFull) // others of its name answered first
+	case !s.makeRoom(n):
 		s.ignore(ignoredFull)
-		s.drop(n, 0, nil)
-		return false
+	default:
+		n.verified = true
+		n.group.verified++
+		s.probing--
+		s.event(seam.Event{Kind: seam.Started, Node: n.id})
+		return true
 	}
-	n.verified = true
-	n.group.verified++
-	s.probing--
-	s.event(seam.Event{Kind: seam.Started, Node: n.id})
-	return true
+	s.drop(n, 0, nil)
+	return false
 }
 
 // drop takes n out of the table, reporting why: Retired for a node that
@@ -211,6 +215,9 @@ func (s *submitter) verify(n *knownNode) bool {
 // saying how) for one lost or gone. A node never verified leaves without
 // a word. s.mu is held.
 func (s *submitter) drop(n *knownNode, why seam.EventKind, err error) {
+	if s.nodes[n.id] != n {
+		return // dropped already
+	}
 	s.exit(n)
 	if !n.verified {
 		s.probing--
