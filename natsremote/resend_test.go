@@ -66,3 +66,29 @@ func testContext(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// After a "full", a node's room is one call per report; each call sent
+// after that "full" which it takes opens it by one, once; calls sent
+// before it don't.
+func TestWindowAfterFull(t *testing.T) {
+	t.Parallel()
+	n := &knownNode{window: maxSlots}
+	n.free = 8
+	assert.Equal(t, 8, n.room())
+	n.turnedAway(10)
+	assert.Equal(t, 1, n.room(), "one call per report")
+	old := &pending{id: 9}
+	n.took(old)
+	assert.Equal(t, 1, n.room(), "a call sent before the full proves nothing")
+	later := &pending{id: 11}
+	n.took(later)
+	n.took(later)
+	assert.Equal(t, 2, n.room(), "a call taken since: one more, once")
+	for id := range uint64(10) {
+		n.took(&pending{id: 12 + id})
+	}
+	assert.Equal(t, 8, n.room(), "back to its free slots")
+	assert.Equal(t, 8, n.freeLeft(), "what its adverts are compared with")
+	n.sentSince = 3
+	assert.Equal(t, 5, n.room())
+}
