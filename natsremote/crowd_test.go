@@ -89,8 +89,9 @@ func nodesNamed(p *pool.Pool, name string) (n int) {
 // MaxNodesPerName places in the pool's node table, and draws calls as one
 // name: a real node of another name started after it joins, and gets
 // its share of the calls. The crowd's nodes each claim one free slot
-// and the real node four, so the pick by name sends most calls to the
-// real node; a pick by node would send it about 2 in 1,000.
+// and the real node four, so the pick by name sends it nearly every
+// call: a pick by node would send it about 2 in 9 (the pairs of the
+// crowd's 8 and it that hold it), or 2 in 1,000 with the crowd's 1,024.
 func TestOneNodeNameCannotCrowdOutOthers(t *testing.T) {
 	t.Parallel()
 	const name, calls = "crowd", 200
@@ -102,7 +103,7 @@ func TestOneNodeNameCannotCrowdOutOthers(t *testing.T) {
 	serveAs(t, s, "worker", natsremote.ServeOptions{Pool: name, Name: "worker", Local: pool.Options{Workers: 4}})
 	require.Eventually(t, func() bool { return nodesNamed(p, "worker") == 1 }, 30*time.Second, time.Millisecond,
 		"the real node joins (the crowd holds %d places)", nodesNamed(p, "rogue"))
-	assert.LessOrEqual(t, nodesNamed(p, "rogue"), 8)
+	assert.LessOrEqual(t, nodesNamed(p, "rogue"), natsremote.DefaultMaxNodesPerName)
 
 	ctx := testCtx(t)
 	prefix := fmt.Sprintf("crowd-%d-", rand.Int())
@@ -115,7 +116,7 @@ func TestOneNodeNameCannotCrowdOutOthers(t *testing.T) {
 		real += int(runsOf(fmt.Sprint(prefix, i)))
 	}
 	t.Logf("of %d calls, the real node ran %d and the crowd (%d places) was sent %d", calls, real, nodesNamed(p, "rogue"), c.calls.Load())
-	assert.GreaterOrEqual(t, real, calls/4, "the real node gets its share")
+	assert.GreaterOrEqual(t, real, calls/2, "the real node gets its share")
 }
 
 // A full node table makes room for a node of another name: the name that
