@@ -38,18 +38,26 @@
 // Options.SlowTaskAfter's events name the node a slow task runs on.
 //
 // A worker goroutine that takes a task sends it to a node with a free
-// slot: the better of two random live nodes by their free slots less the
-// pool's own calls sent since (power of two choices, never NATS queue
-// groups, which pick at random). A node admits without queueing: with no
-// free slot it answers "full" and the pool tries another node (not that
-// one again for this call until it reports anew), or waits for room until
-// the task's ctx ends. That wait counts in Stats.WaitTime, not RunTime: a
-// Remote task's run time starts when it is sent to the node that takes it
-// (it includes the network's round trip), and Busy counts the worker
-// goroutines waiting for a node. QueueDelay bounds that wait too: a task
-// that finds no free slot within what QueueDelay left it after its time in
-// the queue fails with an error matching ErrQueueFull, sent nowhere, and
-// counts as Canceled, as QueueDelay's drops from the queue do.
+// slot, by power of two choices (never NATS queue groups, which pick at
+// random), by node name first: of two random names with room, the one
+// whose pick has more; within a name, the better of two random live nodes
+// by their free slots less the pool's own calls sent since. So a name's
+// share of the calls does not grow with its number of nodes, and the pool
+// knows at most Options.MaxNodesPerName nodes of one name. A node admits
+// without queueing: with no free slot it answers "full" and the pool
+// tries another node (not that one again for this call until it reports
+// anew), or waits for room until the task's ctx ends. That wait counts in
+// Stats.WaitTime, not RunTime: a Remote task's run time starts when it is
+// sent to the node that takes it (it includes the network's round trip),
+// and Busy counts the worker goroutines waiting for a node. QueueDelay
+// bounds that wait too: a task that finds no free slot within what
+// QueueDelay left it after its time in the queue fails with an error
+// matching ErrQueueFull, sent nowhere, and counts as Canceled, as
+// QueueDelay's drops from the queue do. A node that answered "full" is
+// sent at most one call per report (pong or answer) until it takes a call
+// again, then one more per report for each call it takes: a node that
+// keeps saying it has room and answering "full" draws a re-send per
+// report, not one from every waiting call.
 //
 // # The contract
 //

@@ -13,6 +13,9 @@ import (
 // default: a lost node fails its calls within 3 s.
 const DefaultHeartbeat = time.Second
 
+// DefaultMaxNodesPerName is Options.MaxNodesPerName's default.
+const DefaultMaxNodesPerName = 8
+
 // Bounds of a heartbeat.
 const (
 	minHeartbeat = 10 * time.Millisecond
@@ -38,6 +41,19 @@ type Options struct {
 	// node's answers in flight take to arrive, or a busy node is taken
 	// for lost.
 	Heartbeat time.Duration
+	// MaxNodesPerName bounds how many live nodes of one name
+	// (ServeOptions.Name, which NodePermissions ties to one NATS user) the
+	// pool knows at once: the adverts of more are ignored until one of
+	// them leaves. A credential that may take calls
+	// as offload.P.node.NAME.* can answer for any number of suffixes; this
+	// keeps it from filling the pool's table of nodes (1024), and calls
+	// are spread over names first (see the package doc), so that its many
+	// nodes draw the calls of one. Nodes started without a Name share
+	// their host's: raise this to run more than that many on one host,
+	// or name them. 0 means DefaultMaxNodesPerName; at least 2, so that a
+	// node restarting (under a new suffix) joins while its old self is
+	// still known; at most 1024.
+	MaxNodesPerName int
 }
 
 // ServeOptions configure a worker node (Serve). Pool is required; the zero
@@ -86,6 +102,12 @@ func fillHeartbeat(h *time.Duration) error {
 func (o *Options) fillDefaults() error {
 	if err := checkToken("Pool", o.Pool); err != nil {
 		return err
+	}
+	switch {
+	case o.MaxNodesPerName == 0:
+		o.MaxNodesPerName = DefaultMaxNodesPerName
+	case o.MaxNodesPerName < 2 || o.MaxNodesPerName > maxNodes:
+		return fmt.Errorf("natsremote: MaxNodesPerName is %d, want 2..%d (so that a node restarting joins beside its old self)", o.MaxNodesPerName, maxNodes)
 	}
 	return fillHeartbeat(&o.Heartbeat)
 }

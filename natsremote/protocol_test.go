@@ -160,6 +160,7 @@ type fake struct {
 	free         int
 	pongs        atomic.Bool
 	forget       atomic.Bool
+	pinged       atomic.Int64 // pings answered
 }
 
 func fakeNode(t *testing.T, nc *nats.Conn, pool, name string, free int, handle func(m *nats.Msg, h header)) *fake {
@@ -187,6 +188,7 @@ func fakeNode(t *testing.T, nc *nats.Conn, pool, name string, free int, handle f
 		st := status{workers: f.free, free: f.free, heartbeat: time.Hour}
 		pong := appendStatus(appendHeader(nil, header{kind: kindPong, id: h.id, arg: uint64(f.free), token: h.token}), st)
 		_ = m.Respond(appendIDs(pong, missing))
+		f.pinged.Add(1)
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })

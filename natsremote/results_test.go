@@ -146,6 +146,10 @@ func TestOptions(t *testing.T) {
 		_, err := natsremote.New(nc, o)
 		assert.Error(t, err, "%+v", o)
 	}
+	for _, perName := range []int{-1, 1, 1025} {
+		_, err := natsremote.New(nc, natsremote.Options{Pool: "p", MaxNodesPerName: perName})
+		assert.ErrorContains(t, err, "natsremote: MaxNodesPerName is", "%d", perName)
+	}
 	_, err := natsremote.New(nil, natsremote.Options{Pool: "p"})
 	assert.Error(t, err)
 	for _, o := range []natsremote.ServeOptions{

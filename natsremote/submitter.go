@@ -40,6 +40,8 @@ type submitter struct {
 	mu      sync.Mutex
 	rng     *rand.ChaCha8               // tokens, nonces and reply secrets: unguessable
 	nodes   map[string]*knownNode       // by ID
+	names   map[string]*nameGroup       // the nodes of each name
+	groups  []*nameGroup                // the same, for candidate's walk
 	byKey   map[uint64]*knownNode       // by the key its pongs echo
 	calls   map[uint64]*pending         // in flight, by call ID
 	lastID  uint64                      // the last call ID (and node key) given out
@@ -68,6 +70,7 @@ func newSubmitter(nc *nats.Conn, o Options, env seam.Env) *submitter {
 		out:     newOutbox(),
 		rng:     rand.NewChaCha8(seed),
 		nodes:   map[string]*knownNode{},
+		names:   map[string]*nameGroup{},
 		byKey:   map[uint64]*knownNode{},
 		calls:   map[uint64]*pending{},
 		changed: make(chan struct{}),

@@ -29,6 +29,11 @@ type pending struct {
 	// report count then: the call does not go back there until the node
 	// has reported again.
 	fullAt map[uint64]uint64
+	// taken: its node has shown it took it (see knownNode.took).
+	taken bool
+	// inPing is the nonce of the latest ping that listed it: a pong that
+	// echoes it and does not call it missing says the node has it.
+	inPing uint64
 	// answer gets the call's one answer; it is sent under submitter.mu
 	// by whoever takes the call out of the books, so it never blocks.
 	answer chan answer
@@ -51,7 +56,7 @@ func (s *submitter) register(n *knownNode, p *pending, now time.Time) {
 		n.watchedAt = now
 	}
 	s.lastID++
-	p.id, p.token, p.reply, p.node, p.listed = s.lastID, s.token(), s.secret(), n, false
+	p.id, p.token, p.reply, p.node, p.listed, p.taken, p.inPing = s.lastID, s.token(), s.secret(), n, false, false, 0
 	p.startBy = n.lossAt(s.o.Heartbeat)
 	s.calls[p.id] = p
 	n.calls[p.id] = p
@@ -158,8 +163,13 @@ func (s *submitter) onAnswer(r reply, h header, body []byte) {
 	}
 	wasUnreachable := !p.node.unreachableAt.IsZero()
 	p.node.report(free, now)
-	if h.kind == kindFull {
+	switch h.kind {
+	case kindFull:
 		p.fullAt[p.node.key] = p.node.reports
+		p.node.turnedAway(p.id)
+	case kindLate, kindUnknown:
+	default:
+		p.node.took(p)
 	}
 	s.deliver(p, answer{kind: h.kind, body: body})
 	if wasUnreachable {
@@ -195,14 +205,19 @@ func (s *submitter) onPong(r reply, h header, body []byte) {
 		s.ignore(ignoredForged)
 		return
 	}
+	if !n.verified && !s.verify(n) {
+		return
+	}
 	n.status = st
 	n.report(st.free, now)
-	if !n.verified {
-		s.verify(n)
-	}
 	for _, id := range missing {
 		if p := n.calls[id]; p != nil && p.listed {
 			s.deliver(p, answer{lost: fmt.Errorf("%w: node %s no longer has the call", seam.ErrNodeLost, n.id)})
+		}
+	}
+	for _, p := range n.calls {
+		if p.inPing == h.token {
+			n.took(p) // the node has it: the ping listed it, and the pong did not call it missing
 		}
 	}
 	if n.leaving && len(n.calls) == 0 && s.nodes[n.id] == n {
@@ -283,6 +298,7 @@ func (s *submitter) ping(n *knownNode, now time.Time) ping {
 	for id, p := range n.calls {
 		if p.listed {
 			listed = append(listed, listedCall{id, p.token})
+			p.inPing = n.nonce
 		}
 	}
 	data := appendHeader(make([]byte, 0, headerLen+16*len(listed)), header{kind: kindPing, id: n.key, arg: uint64(s.o.Heartbeat), token: n.nonce})

@@ -19,6 +19,8 @@ type knownNode struct {
 	id      string
 	key     uint64 // the submitter's number for it: pings carry it, pongs echo it
 	subject string
+	group   *nameGroup // the nodes of its name
+	inGroup int        // its index in group.nodes
 
 	verified bool // it answered a ping: see above
 	status        // as it last said in a pong or an answer
@@ -42,14 +44,20 @@ type knownNode struct {
 	// sentSince counts the calls sent to it since its last report, which
 	// did not see them: its free slots are free - sentSince.
 	sentSince int
-	calls     map[uint64]*pending // this pool's, by call ID
+	// window caps the calls sent to it per report: none (maxSlots) until
+	// it answers "full", then one, and one more for each call it takes
+	// that was sent after its latest "full" (fullID): see turnedAway.
+	window int
+	fullID uint64
+	calls  map[uint64]*pending // this pool's, by call ID
 	// refused holds the tasks the node said it lacks (or has in another
 	// version): they don't go there again.
 	refused map[string]bool
 }
 
 // Bounds of a submitter's node table, against forged adverts: how many
-// nodes it knows, and how many of them it is still waiting to hear from.
+// nodes it knows, and how many more it is still waiting to hear from
+// (Options.MaxNodesPerName bounds those of one name).
 const (
 	maxNodes   = 1024
 	maxProbing = 64
@@ -74,8 +82,14 @@ func (n *knownNode) lossAt(heartbeat time.Duration) time.Time {
 	return from.Add(lossAfter(heartbeat))
 }
 
-// room is how many calls the node would take now, by our reckoning.
-func (n *knownNode) room() int { return n.free - n.sentSince }
+// room is how many calls the node would take now, by our reckoning: its
+// free slots less the calls sent since, and no more than its window
+// allows.
+func (n *knownNode) room() int { return min(n.free, n.window) - n.sentSince }
+
+// freeLeft is what the node last said of its free slots less the calls
+// sent since: what its adverts should agree with.
+func (n *knownNode) freeLeft() int { return n.free - n.sentSince }
 
 // report records what the node just said of itself, in a pong or an
 // answer: it is alive, and has free slots.
@@ -83,6 +97,27 @@ func (n *knownNode) report(free int, now time.Time) {
 	n.free, n.sentSince, n.heardAt = free, 0, now
 	n.reports++
 	n.unreachableAt = time.Time{}
+}
+
+// turnedAway records that n answered call id "full" though we counted
+// room for it: its figures are not to be trusted for more than a call at
+// a time. Until it takes a call sent after this one, it is sent at most
+// one call per report, so a node that re-advertises room after each
+// "full" draws one re-send per report, not one from every waiting call.
+func (n *knownNode) turnedAway(id uint64) {
+	n.window, n.fullID = 1, max(n.fullID, id)
+}
+
+// took records that n took p (it answered it other than "full", "late" or
+// "unknown", or a pong said it has it): each call sent after its latest
+// "full" opens its window by one more call per report (as TCP's slow
+// start does), so an honest node's window is back to its slots within a
+// few reports.
+func (n *knownNode) took(p *pending) {
+	if !p.taken && p.id > n.fullID {
+		p.taken = true
+		n.window = min(n.window+1, maxSlots)
+	}
 }
 
 // usable reports whether n is fit for a new call at now.
@@ -104,21 +139,21 @@ func (s *submitter) onAdvert(msg *nats.Msg) {
 	s.mu.Lock()
 	n := s.nodes[a.id()]
 	switch {
-	case n == nil && (a.leaving || len(s.nodes) >= maxNodes || s.probing >= maxProbing):
-		if !a.leaving {
-			s.ignore(ignoredFull)
-		}
+	case n == nil && a.leaving:
+	case n == nil && s.probing >= maxProbing:
+		s.ignore(ignoredFull)
+	case n == nil && s.names[a.name] != nil && s.names[a.name].full(s.o.MaxNodesPerName):
+		s.ignore(ignoredNameFull)
 	case n == nil:
 		s.lastID++
 		n = &knownNode{id: a.id(), key: s.lastID, subject: nodeSubject(s.o.Pool, a.name, a.suffix), advertAt: now,
-			calls: map[uint64]*pending{}}
-		s.nodes[n.id] = n
-		s.byKey[n.key] = n
+			window: maxSlots, calls: map[uint64]*pending{}}
+		s.enter(n, a.name)
 		s.probing++
 		p = s.ping(n, now)
 	default:
 		n.advertAt = now
-		if a.leaving != n.leaving || a.free != n.room() || !n.unreachableAt.IsZero() {
+		if a.leaving != n.leaving || a.free != n.freeLeft() || !n.unreachableAt.IsZero() {
 			p = s.probe(n, now)
 		}
 	}
@@ -156,19 +191,35 @@ func (s *submitter) probe(n *knownNode, now time.Time) ping {
 	return ping{}
 }
 
-// verify makes n a live node, on its first pong. s.mu is held.
-func (s *submitter) verify(n *knownNode) {
-	n.verified = true
-	s.probing--
-	s.event(seam.Event{Kind: seam.Started, Node: n.id})
+// verify makes n a live node, on its first pong, if its name and the
+// table have room for it (see makeRoom); if not, n leaves the table,
+// unheard of, and may try again with its next advert. s.mu is held.
+func (s *submitter) verify(n *knownNode) bool {
+	switch {
+	case n.group.full(s.o.MaxNodesPerName):
+		s.ignore(ignoredNameFull) // others of its name answered first
+	case !s.makeRoom(n):
+		s.ignore(ignoredFull)
+	default:
+		n.verified = true
+		n.group.verified++
+		s.probing--
+		s.event(seam.Event{Kind: seam.Started, Node: n.id})
+		return true
+	}
+	s.drop(n, 0, nil)
+	return false
 }
 
 // drop takes n out of the table, reporting why: Retired for a node that
-// said it leaves, Crashed (with err saying how) for one lost or gone. A
-// node never verified leaves without a word. s.mu is held.
+// said it leaves (or was evicted, err saying so), Crashed (with err
+// saying how) for one lost or gone. A node never verified leaves without
+// a word. s.mu is held.
 func (s *submitter) drop(n *knownNode, why seam.EventKind, err error) {
-	delete(s.nodes, n.id)
-	delete(s.byKey, n.key)
+	if s.nodes[n.id] != n {
+		return // dropped already
+	}
+	s.exit(n)
 	if !n.verified {
 		s.probing--
 		return

@@ -71,45 +71,74 @@ func (s *submitter) waitForChange(ctx context.Context, look time.Duration) {
 	s.mu.Unlock()
 }
 
-// candidate is the node for p's call of task: of two drawn at random
-// among the usable ones with room (power of two choices), the one with
-// more. A node that turned this call away as full has no room for it
-// until it reports again, and one that refused the task none at all. It
-// also says how many nodes are usable, and how many of those refused the
-// task. s.mu is held.
+// candidate is the node for p's call of task, chosen by name first and
+// then by node (power of two choices at each step): of two names drawn at
+// random among those with a node with room, the one whose own pick has
+// more room; a name's pick is, of two of its nodes with room drawn at
+// random, the one with more. So a name's share of the calls does not
+// grow with the number of its nodes, which one credential can multiply
+// (see nameGroup). A node that turned this call away as full has no room
+// for it until it reports again, and one that refused the task none at
+// all. It also says how many nodes are usable, and how many of those
+// refused the task.
+//
+// It walks the whole table, once: O(nodes), at most maxNodes (plus
+// maxProbing not yet verified, skipped), with no allocation; see
+// BenchmarkCandidate. s.mu is held.
 func (s *submitter) candidate(task string, p *pending, now time.Time) (pick *knownNode, live, refused int) {
-	var a, b *knownNode
-	roomy := 0
-	for _, n := range s.nodes {
-		if !s.usable(n, now) {
-			continue
-		}
-		if live++; n.refused[task] {
-			refused++
-			continue
-		}
-		if at, full := p.fullAt[n.key]; full && at == n.reports || n.room() <= 0 {
-			continue
-		}
-		// Two distinct nodes with room, drawn uniformly (reservoir
-		// sampling keeps this one pass, without a slice).
-		switch roomy++; {
-		case a == nil:
-			a = n
-		case b == nil:
-			b = n
-		case rand.IntN(roomy) < 2:
-			if rand.IntN(2) == 0 {
-				a = n
-			} else {
-				b = n
+	var names twoChoices
+	for _, g := range s.groups {
+		var nodes twoChoices
+		for _, n := range g.nodes {
+			if !s.usable(n, now) {
+				continue
 			}
+			if live++; n.refused[task] {
+				refused++
+				continue
+			}
+			if at, full := p.fullAt[n.key]; full && at == n.reports || n.room() <= 0 {
+				continue
+			}
+			nodes.offer(n)
+		}
+		if n := nodes.better(); n != nil {
+			names.offer(n)
 		}
 	}
-	if b != nil && (b.room() > a.room() || b.room() == a.room() && rand.IntN(2) == 0) {
-		a = b
+	return names.better(), live, refused
+}
+
+// twoChoices draws two distinct nodes uniformly from those it is offered,
+// one pass and no slice (reservoir sampling), and keeps the one with more
+// room.
+type twoChoices struct {
+	a, b    *knownNode
+	offered int
+}
+
+func (c *twoChoices) offer(n *knownNode) {
+	switch c.offered++; {
+	case c.a == nil:
+		c.a = n
+	case c.b == nil:
+		c.b = n
+	case rand.IntN(c.offered) < 2:
+		if rand.IntN(2) == 0 {
+			c.a = n
+		} else {
+			c.b = n
+		}
 	}
-	return a, live, refused
+}
+
+// better is the one of the two with more room, by a coin if they have as
+// much; nil if none was offered.
+func (c *twoChoices) better() *knownNode {
+	if c.b != nil && (c.b.room() > c.a.room() || c.b.room() == c.a.room() && rand.IntN(2) == 0) {
+		return c.b
+	}
+	return c.a
 }
 
 var errConnClosed = errors.New("natsremote: the NATS connection is closed")

@@ -90,11 +90,13 @@ func (s *submitter) lose(n *knownNode, why string) {
 
 // Why a message was ignored: it did not parse; it lacked the token or
 // nonce of what it answered (forged, or from another submitter's ping);
-// it was an advert of a node the table had no room for.
+// it was an advert (or first pong) of a node the table had no room for,
+// or one of a name that holds Options.MaxNodesPerName nodes already.
 const (
 	ignoredBad = iota
 	ignoredForged
 	ignoredFull
+	ignoredNameFull
 	ignoredKinds
 )
 
@@ -116,6 +118,7 @@ func (s *submitter) reportIgnored() {
 	}
 	s.post(func() {
 		s.env.Logger.Warn("natsremote: ignored messages", "pool", s.o.Pool,
-			"corrupt", counts[ignoredBad], "forged_or_stale", counts[ignoredForged], "table_full", counts[ignoredFull])
+			"corrupt", counts[ignoredBad], "forged_or_stale", counts[ignoredForged], "table_full", counts[ignoredFull],
+			"name_full", counts[ignoredNameFull])
 	})
 }

@@ -67,7 +67,8 @@ func remotePool(n, nice int, o pool.Options) (p *pool.Pool, stop func(), err err
 	}
 	if nc, err = s.Connect(); err == nil {
 		var t *natsremote.Transport
-		if t, err = natsremote.New(nc, natsremote.Options{Pool: "lab"}); err == nil {
+		// The n nodes share this host's name: let them all in.
+		if t, err = natsremote.New(nc, natsremote.Options{Pool: "lab", MaxNodesPerName: max(n, natsremote.DefaultMaxNodesPerName)}); err == nil {
 			o.Isolation, o.Transport = pool.Remote, t
 			// Nodes joining and leaving would break into the lab's progress line.
 			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
