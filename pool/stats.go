@@ -78,11 +78,13 @@ type Stats struct {
 
 // ShedStats counts the requests Shed turned away, by ShedReason.
 type ShedStats struct {
-	Closed, QueueFull, MaxWait, Deadline uint64
+	Closed, QueueFull, MaxWait, Deadline, NoNode uint64
 }
 
 // Total is every request Shed turned away.
-func (s ShedStats) Total() uint64 { return s.Closed + s.QueueFull + s.MaxWait + s.Deadline }
+func (s ShedStats) Total() uint64 {
+	return s.Closed + s.QueueFull + s.MaxWait + s.Deadline + s.NoNode
+}
 
 // Count is the requests turned away for reason (0 for an unknown one).
 func (s ShedStats) Count(reason ShedReason) uint64 {
@@ -95,6 +97,8 @@ func (s ShedStats) Count(reason ShedReason) uint64 {
 		return s.MaxWait
 	case ShedDeadline:
 		return s.Deadline
+	case ShedNoNode:
+		return s.NoNode
 	}
 	return 0
 }
@@ -146,7 +150,7 @@ type recorder struct {
 	submitted uint64 // guarded by the pool's lock, which admission holds anyway
 
 	rejected, canceled, terminated, crashed, recycled, slow atomic.Uint64
-	shed                                                    [ShedDeadline + 1]atomic.Uint64 // by ShedReason; [0] unused
+	shed                                                    [ShedNoNode + 1]atomic.Uint64 // by ShedReason; [0] unused
 
 	exited      tally // of workers that have exited; guarded by the pool's lock
 	exitedNanos int64 // their summed lifetime; guarded by the pool's lock
@@ -204,7 +208,7 @@ func (p *Pool) Stats() Stats {
 	s.OldestRunning, s.Slow = time.Duration(oldest), r.slow.Load()
 	s.MaxWorkers = p.workerLimit()
 	s.Shed = ShedStats{Closed: r.shed[ShedClosed].Load(), QueueFull: r.shed[ShedQueueFull].Load(),
-		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load()}
+		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load(), NoNode: r.shed[ShedNoNode].Load()}
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
 	if lived > 0 {
 		busy := int64(sum.runTime.sum) + running
