@@ -52,7 +52,11 @@ type ShedOptions struct {
 	// MaxWait is the longest predicted queue wait at which a request is
 	// still admitted. 0 means no wait-based shedding: the queue bound alone
 	// (MaxQueue) limits the wait. Prediction needs the pool's recent run
-	// time, so it starts working once the pool has finished a task.
+	// time (Load.RecentRunTime): until a task has finished, it takes how
+	// long the first one has run, which errs short. MaxWait bounds the
+	// predicted wait, not the wait: requests that arrive together see the
+	// same load, and run times vary around their average, so an admitted
+	// task may wait longer; QueueDelay fails the ones that do.
 	MaxWait time.Duration
 
 	// MinRetryAfter and MaxRetryAfter clamp the Retry-After header, which

@@ -155,6 +155,23 @@ type recorder struct {
 	exited      tally // of workers that have exited; guarded by the pool's lock
 	exitedNanos int64 // their summed lifetime; guarded by the pool's lock
 	recentRun   atomic.Int64
+	// coldSince is when the pool's first task started, until a task has
+	// finished (recentRun is set): see runTimeGuess.
+	coldSince atomic.Int64
+}
+
+// runTimeGuess is the run time predictions use: recentRun, or before any
+// task has finished, how long the first one has been running, which its
+// run time will exceed. Without it a pool just started predicts no wait
+// at all, and Shed admits up to the queue's bound.
+func (r *recorder) runTimeGuess() time.Duration {
+	if run := r.recentRun.Load(); run != 0 {
+		return time.Duration(run)
+	}
+	if since := r.coldSince.Load(); since != 0 {
+		return time.Duration(max(now()-since, 1))
+	}
+	return 0
 }
 
 // noteRun feeds an EWMA (weight 1/8) of run time for predictions. Racing
