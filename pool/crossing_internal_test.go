@@ -10,20 +10,19 @@ import (
 	"github.com/offloadgo/offload/transfer"
 )
 
-type zoomIn struct {
-	Level int
-	cache map[string]int
-}
-
 // A Remote pool's refusal names the node, in either direction; an
 // InProcess pool refuses nothing.
 func TestUnfitnessByIsolation(t *testing.T) {
 	t.Parallel()
-	in := unfitnessOf("zoom", reflect.TypeFor[zoomIn](), reflect.TypeFor[int]())
+	zoomIn := reflect.TypeFor[struct {
+		Level int
+		cache map[string]int
+	}]()
+	in := unfitnessOf("zoom", zoomIn, reflect.TypeFor[int]())
 	assert.EqualError(t, in.on(Remote),
-		`pool: task "zoom": In type pool.zoomIn: field cache (unexported) would arrive zeroed on a worker node`)
+		`pool: task "zoom": In type struct { Level int; cache map[string]int }: field cache (unexported) would arrive zeroed on a worker node`)
 	assert.EqualError(t, in.on(Subprocess),
-		`pool: task "zoom": In type pool.zoomIn: field cache (unexported) would arrive zeroed in a worker process`)
+		`pool: task "zoom": In type struct { Level int; cache map[string]int }: field cache (unexported) would arrive zeroed in a worker process`)
 	assert.NoError(t, in.on(InProcess))
 	assert.True(t, errors.Is(in.on(Remote), transfer.ErrNotTransferable))
 

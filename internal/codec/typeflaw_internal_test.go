@@ -157,9 +157,10 @@ func TestFlawOfAgreesWithMsgpack(t *testing.T) {
 	assert.Error(t, roundTrip(flawEmbedPtr{&flawExported{A: 1}, 1}, new(flawEmbedPtr)))
 	assert.Error(t, roundTrip(flawEmbedInt{2, 1}, new(flawEmbedInt)))
 
-	in := flawSkipped{A: 1}
+	in := flawSkipped{A: 1, hidden: 2, _msgpack: struct{}{}, none: [0]func(){}}
 	var skipped flawSkipped
 	require.NoError(t, roundTrip(in, &skipped))
+	in.hidden = 0 // tagged out: the receiver has its own
 	assert.Equal(t, in, skipped)
 
 	mixed := flawMixed{
