@@ -169,7 +169,7 @@ func (r *recorder) runTimeGuess() time.Duration {
 		return time.Duration(run)
 	}
 	if since := r.coldSince.Load(); since != 0 {
-		return time.Duration(max(now()-since, 1))
+		return time.Duration(max(now()-since, 0))
 	}
 	return 0
 }
