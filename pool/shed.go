@@ -56,7 +56,11 @@ type ShedOptions struct {
 	// long the first one has run, which errs short. MaxWait bounds the
 	// predicted wait, not the wait: requests that arrive together see the
 	// same load, and run times vary around their average, so an admitted
-	// task may wait longer; QueueDelay fails the ones that do.
+	// task may wait longer; QueueDelay fails the ones that do. A Remote
+	// pool predicts from its own queue and the slots its live nodes
+	// advertise: nodes that other pools (another replica of the service,
+	// say) use too give it a slot less often, and its tasks wait for one
+	// longer than predicted.
 	MaxWait time.Duration
 
 	// MinRetryAfter and MaxRetryAfter clamp the Retry-After header, which
