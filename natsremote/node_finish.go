@@ -60,9 +60,13 @@ func (s *nodeServer) outcome(c *nodeCall, out any, err error) []byte {
 	case errors.Is(err, pool.ErrGoexit):
 		return kindOf(msg, kindGoexit)
 	case errors.Is(err, pool.ErrPayloadTooLarge):
-		return kindOf(append(msg, s.fit([]byte(err.Error()))...), kindTooLarge)
+		return kindOf(append(msg, s.fit(accountOf(err, pool.ErrPayloadTooLarge))...), kindTooLarge)
 	case errors.Is(err, pool.ErrWorkerCrashed):
-		return kindOf(append(msg, s.fit([]byte(err.Error()))...), kindCrashed)
+		return kindOf(append(msg, s.fit(accountOf(err, pool.ErrWorkerCrashed))...), kindCrashed)
+	case errors.Is(err, pool.ErrWorkerStartFailed):
+		// The task never ran, but the wire has no kind to say so: the
+		// submitter hears of a crash, as of any worker lost to the node.
+		return kindOf(append(msg, s.fit(append([]byte("its worker process did not start: "), accountOf(err, pool.ErrWorkerStartFailed)...))...), kindCrashed)
 	case errors.Is(err, pool.ErrClosed):
 		return kindOf(fmt.Appendf(msg, "node %s shut down under the task", s.id), kindLost)
 	}

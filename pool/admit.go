@@ -32,6 +32,9 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	if err := j.check(); err != nil {
 		return err
 	}
+	if err := j.unfitFor(p.opts.Isolation); err != nil {
+		return err
+	}
 	if t := p.opts.Tracer; t != nil {
 		if err := j.startSpan(t, p.opts.Isolation, p.transport != nil); err != nil {
 			return err

@@ -31,6 +31,13 @@ var (
 	// error carries a *cancel.Exit (errors.As) with the exit status or
 	// signal and the tail of the worker's stderr, which its message shows.
 	ErrWorkerCrashed = errWorkerCrashed()
+	// ErrWorkerStartFailed means the worker process the task waited for
+	// did not come up: it exited, or sent no handshake within
+	// StartTimeout, before it could take the task. Nothing ran, so the
+	// task may be retried; its message says how the start failed (most
+	// often the binary's main does not call Main first). It does not
+	// match ErrWorkerCrashed.
+	ErrWorkerStartFailed = errWorkerStartFailed()
 	// ErrNodeLost means a Remote pool's worker node stopped answering
 	// while it ran the task (it was killed, partitioned or stopped): the
 	// task may have run, or be running still. It matches ErrWorkerCrashed.
@@ -53,14 +60,15 @@ var (
 // side of it, so that errors.Is matches what a transport returns; each is
 // read through a function so that go doc shows this package's names only,
 // as io/fs does.
-func errQueueFull() error       { return seam.ErrQueueFull }
-func errClosed() error          { return seam.ErrClosed }
-func errTerminated() error      { return seam.ErrTerminated }
-func errWorkerCrashed() error   { return seam.ErrWorkerCrashed }
-func errNodeLost() error        { return seam.ErrNodeLost }
-func errUnknownTask() error     { return seam.ErrUnknownTask }
-func errPayloadTooLarge() error { return seam.ErrPayloadTooLarge }
-func errGoexit() error          { return seam.ErrGoexit }
+func errQueueFull() error         { return seam.ErrQueueFull }
+func errClosed() error            { return seam.ErrClosed }
+func errTerminated() error        { return seam.ErrTerminated }
+func errWorkerCrashed() error     { return seam.ErrWorkerCrashed }
+func errNodeLost() error          { return seam.ErrNodeLost }
+func errWorkerStartFailed() error { return seam.ErrWorkerStartFailed }
+func errUnknownTask() error       { return seam.ErrUnknownTask }
+func errPayloadTooLarge() error   { return seam.ErrPayloadTooLarge }
+func errGoexit() error            { return seam.ErrGoexit }
 
 // RemoteError is the error a task returned in a worker process. Errors
 // don't cross a process boundary, so errors.Is can't match the worker's

@@ -53,7 +53,7 @@ const (
 	// WorkerStarted: a process is up and ready to serve (Debug).
 	WorkerStarted WorkerEventKind = iota + 1
 	// WorkerStartFailed: a process did not come up; the task waiting for
-	// it fails with ErrWorkerCrashed (Error).
+	// it fails with ErrWorkerStartFailed (Error).
 	WorkerStartFailed
 	// WorkerRecycled: a process served MaxTasksPerWorker tasks and is
 	// replaced (Info).

@@ -140,7 +140,7 @@ func TestWorkerEvents(t *testing.T) {
 		t.Parallel()
 		p, l := eventPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{StartTimeout: time.Nanosecond}})
 		_, err := pool.Run(ctx, p, procPID, struct{}{})
-		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+		require.ErrorIs(t, err, pool.ErrWorkerStartFailed)
 		ev := l.wait(t, pool.WorkerStartFailed)
 		require.Error(t, ev.Err)
 		assert.True(t, strings.Contains(ev.Err.Error(), "hello"), "%v", ev.Err)

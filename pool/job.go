@@ -19,6 +19,9 @@ type job interface {
 	// check refuses a submission that can't be taken, before any work: a
 	// nil ctx, an unregistered task, a caller who has given up already.
 	check() error
+	// unfitFor refuses, on a pool of isolation iso, a task whose input or
+	// output type would not cross to its workers intact.
+	unfitFor(iso Isolation) error
 	// prepare does the submission's work that calls into the caller's
 	// code, before the pool's lock: it encodes the input for tr (nil for
 	// InProcess), so that a value that can't cross fails at once and costs

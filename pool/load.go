@@ -25,7 +25,8 @@ type Load struct {
 	Capacity   int  // MaxWorkers + MaxQueue; -1 when the queue is Unbounded
 	Closed     bool // Shutdown or Close has been called
 	// RecentRunTime is an exponentially weighted average of recent tasks'
-	// run time (0 before the first task ends).
+	// run time; before the first task ends, how long the first task has
+	// been running (0 before one starts).
 	RecentRunTime time.Duration
 }
 
@@ -50,7 +51,7 @@ func (p *Pool) Load() Load {
 		InFlight:      r.gauges.inflight(),
 		Capacity:      p.capacity(),
 		Closed:        r.closed.Load(),
-		RecentRunTime: time.Duration(r.recentRun.Load()),
+		RecentRunTime: r.runTimeGuess(),
 	}
 }
 

@@ -227,7 +227,7 @@ func TestSubprocessUntransferableBuffer(t *testing.T) {
 		C chan int
 	}{B: b, C: make(chan int)})
 	require.ErrorIs(t, err, transfer.ErrNotTransferable)
-	assert.Contains(t, err.Error(), `encode input of task "test.chan-buffer"`)
+	assert.Contains(t, err.Error(), `pool: task "test.chan-buffer": In type`)
 	assert.False(t, b.Detached())
 
 	b.Release()

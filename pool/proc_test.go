@@ -18,6 +18,7 @@ import (
 
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
+	"github.com/offloadgo/offload/transfer"
 )
 
 func TestSubprocessRoundTrip(t *testing.T) {
@@ -269,9 +270,8 @@ func TestSubprocessUnencodableInput(t *testing.T) {
 	t.Parallel()
 	p, _ := newProcPool(t, pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 	_, err := pool.Run(testCtx(t), p, procChan, chanIn{C: make(chan int)})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `pool: encode input of task "proc.chan"`)
-	assert.Contains(t, err.Error(), "chan")
+	require.ErrorIs(t, err, transfer.ErrNotTransferable)
+	assert.Contains(t, err.Error(), `pool: task "proc.chan": In type pool_test.chanIn: field C (chan int)`)
 	st := p.Stats()
 	assert.Zero(t, st.Submitted)
 	assert.EqualValues(t, 1, st.Rejected)

@@ -19,6 +19,8 @@ const (
 	ShedMaxWait
 	// ShedDeadline: the predicted wait ends past the request's ctx deadline.
 	ShedDeadline
+	// ShedNoNode: a Remote pool has no live worker node to run the task.
+	ShedNoNode
 )
 
 func (r ShedReason) String() string {
@@ -31,6 +33,8 @@ func (r ShedReason) String() string {
 		return "max wait"
 	case ShedDeadline:
 		return "deadline"
+	case ShedNoNode:
+		return "no node"
 	}
 	return fmt.Sprintf("ShedReason(%d)", int(r))
 }
@@ -48,7 +52,15 @@ type ShedOptions struct {
 	// MaxWait is the longest predicted queue wait at which a request is
 	// still admitted. 0 means no wait-based shedding: the queue bound alone
 	// (MaxQueue) limits the wait. Prediction needs the pool's recent run
-	// time, so it starts working once the pool has finished a task.
+	// time (Load.RecentRunTime): until a task has finished, it takes how
+	// long the first one has run, which errs short. MaxWait bounds the
+	// predicted wait, not the wait: requests that arrive together see the
+	// same load, and run times vary around their average, so an admitted
+	// task may wait longer; QueueDelay fails the ones that do. A Remote
+	// pool predicts from its own queue and the slots its live nodes
+	// advertise: nodes that other pools (another replica of the service,
+	// say) use too give it a slot less often, and its tasks wait for one
+	// longer than predicted.
 	MaxWait time.Duration
 
 	// MinRetryAfter and MaxRetryAfter clamp the Retry-After header, which
@@ -70,9 +82,10 @@ type ShedOptions struct {
 // first:
 //
 //  1. p is closed (Shutdown or Close was called);
-//  2. p is at capacity: Workers running plus MaxQueue waiting;
-//  3. the wait predicted for a new task exceeds opts.MaxWait (if set);
-//  4. the request's ctx has a deadline and the predicted wait ends past it.
+//  2. p is a Remote pool with no live worker node;
+//  3. p is at capacity: Workers running plus MaxQueue waiting;
+//  4. the wait predicted for a new task exceeds opts.MaxWait (if set);
+//  5. the request's ctx has a deadline and the predicted wait ends past it.
 //
 // The predicted wait is the work that must finish before a worker is free
 // for the new task, at the pool's recent average run time: when every
@@ -160,6 +173,8 @@ func (s *shedder) decide(l Load, left time.Duration, hasDeadline bool) ShedReaso
 	switch {
 	case l.Closed:
 		return ShedClosed
+	case l.MaxWorkers == 0:
+		return ShedNoNode // only a Remote pool's limit is ever 0
 	case l.Capacity >= 0 && l.InFlight >= l.Capacity:
 		return ShedQueueFull
 	}
@@ -202,12 +217,16 @@ func (s *shedder) retryAfter(l Load) int {
 }
 
 func (s *shedder) reject(w http.ResponseWriter, r *http.Request, reason ShedReason, retry int) {
-	s.pool.stats.shed[reason].Add(1) // Stats.Shed; reason is one of the four
+	s.pool.stats.shed[reason].Add(1) // Stats.Shed; reason is one of decide's
 	if s.onShed != nil {
 		s.onShed(r, reason)
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(retry))
-	http.Error(w, "pool: overloaded ("+reason.String()+"), retry later", http.StatusServiceUnavailable)
+	body := "pool: overloaded (" + reason.String() + "), retry later"
+	if reason == ShedNoNode {
+		body = "pool: no worker node is live (" + reason.String() + "), retry later"
+	}
+	http.Error(w, body, http.StatusServiceUnavailable)
 }
 
 // shedWriter is the ResponseWriter Shed's handler gets: it records whether

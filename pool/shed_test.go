@@ -72,7 +72,7 @@ func TestShedPredictsFromMaxWorkers(t *testing.T) {
 	l.MaxWorkers = 1
 	assert.Equal(t, ShedMaxWait, s.decide(l, 0, false), "one worker: two tasks ahead, 600 ms")
 	l.Capacity, l.Workers, l.MaxWorkers = 0, 0, 0
-	assert.Equal(t, ShedQueueFull, s.decide(l, 0, false), "no live node")
+	assert.Equal(t, ShedNoNode, s.decide(l, 0, false), "no live node")
 }
 
 func TestShedRetryAfter(t *testing.T) {

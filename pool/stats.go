@@ -78,11 +78,13 @@ type Stats struct {
 
 // ShedStats counts the requests Shed turned away, by ShedReason.
 type ShedStats struct {
-	Closed, QueueFull, MaxWait, Deadline uint64
+	Closed, QueueFull, MaxWait, Deadline, NoNode uint64
 }
 
 // Total is every request Shed turned away.
-func (s ShedStats) Total() uint64 { return s.Closed + s.QueueFull + s.MaxWait + s.Deadline }
+func (s ShedStats) Total() uint64 {
+	return s.Closed + s.QueueFull + s.MaxWait + s.Deadline + s.NoNode
+}
 
 // Count is the requests turned away for reason (0 for an unknown one).
 func (s ShedStats) Count(reason ShedReason) uint64 {
@@ -95,6 +97,8 @@ func (s ShedStats) Count(reason ShedReason) uint64 {
 		return s.MaxWait
 	case ShedDeadline:
 		return s.Deadline
+	case ShedNoNode:
+		return s.NoNode
 	}
 	return 0
 }
@@ -146,11 +150,28 @@ type recorder struct {
 	submitted uint64 // guarded by the pool's lock, which admission holds anyway
 
 	rejected, canceled, terminated, crashed, recycled, slow atomic.Uint64
-	shed                                                    [ShedDeadline + 1]atomic.Uint64 // by ShedReason; [0] unused
+	shed                                                    [ShedNoNode + 1]atomic.Uint64 // by ShedReason; [0] unused
 
 	exited      tally // of workers that have exited; guarded by the pool's lock
 	exitedNanos int64 // their summed lifetime; guarded by the pool's lock
 	recentRun   atomic.Int64
+	// coldSince is when the pool's first task started, until a task has
+	// finished (recentRun is set): see runTimeGuess.
+	coldSince atomic.Int64
+}
+
+// runTimeGuess is the run time predictions use: recentRun, or before any
+// task has finished, how long the first one has been running, which its
+// run time will exceed. Without it a pool just started predicts no wait
+// at all, and Shed admits up to the queue's bound.
+func (r *recorder) runTimeGuess() time.Duration {
+	if run := r.recentRun.Load(); run != 0 {
+		return time.Duration(run)
+	}
+	if since := r.coldSince.Load(); since != 0 {
+		return time.Duration(max(now()-since, 0))
+	}
+	return 0
 }
 
 // noteRun feeds an EWMA (weight 1/8) of run time for predictions. Racing
@@ -204,7 +225,7 @@ func (p *Pool) Stats() Stats {
 	s.OldestRunning, s.Slow = time.Duration(oldest), r.slow.Load()
 	s.MaxWorkers = p.workerLimit()
 	s.Shed = ShedStats{Closed: r.shed[ShedClosed].Load(), QueueFull: r.shed[ShedQueueFull].Load(),
-		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load()}
+		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load(), NoNode: r.shed[ShedNoNode].Load()}
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
 	if lived > 0 {
 		busy := int64(sum.runTime.sum) + running

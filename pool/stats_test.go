@@ -58,6 +58,7 @@ func TestLoadMirrorsThePool(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan int, 3)
 	var futures []*pool.Future[int]
+	submitted := time.Now()
 	for i := range 3 {
 		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: started, release: release})
 		require.NoError(t, err)
@@ -65,6 +66,9 @@ func TestLoadMirrorsThePool(t *testing.T) {
 	}
 	<-started
 	l := p.Load()
+	assert.Positive(t, l.RecentRunTime, "before a task ends, how long the first has run")
+	assert.LessOrEqual(t, l.RecentRunTime, time.Since(submitted))
+	l.RecentRunTime = 0
 	assert.Equal(t, pool.Load{Workers: 1, MaxWorkers: 1, Busy: 1, Queued: 2, InFlight: 3, Capacity: 3}, l)
 	close(release)
 	for _, f := range futures {

@@ -42,6 +42,9 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 		return nil, err
 	}
 	err := submissionErr(ctx, task.def != nil)
+	if err == nil {
+		err = task.def.unfit.on(p.opts.Isolation)
+	}
 	if len(ins) == 0 || err != nil {
 		if err == nil && p.stats.closed.Load() {
 			err = ErrClosed // an empty batch is refused as any other would be

@@ -25,6 +25,9 @@ type taskDef[In, Out any] struct {
 	// holdsIn and holdsOut say whether In and Out can hold a
 	// *transfer.Buffer, worked out once here rather than per call.
 	holdsIn, holdsOut bool
+	// unfit refuses the task on pools whose workers In and Out can't
+	// reach intact (see crossing.go).
+	unfit unfitness
 	// labels puts an in-process run of the task under its pprof labels.
 	labels prof.Labels
 }
@@ -43,6 +46,19 @@ func (t Task[In, Out]) Name() string {
 // which is the same binary, registers the same tasks before it serves them.
 // Register panics if name is empty, fn is nil, or name is already taken:
 // those are programming errors found at start-up.
+//
+// In and Out cross to a worker process or node as msgpack, which carries
+// exported fields only. On a Subprocess or Remote pool, a task whose In
+// or Out type has a field that would arrive zeroed (unexported, and not
+// tagged `msgpack:"-"`) or that msgpack can't encode (a channel, a func,
+// a complex number, a uintptr, an unsafe.Pointer) fails at submission
+// with an error that names the type and the field's path and matches
+// transfer.ErrNotTransferable; an InProcess pool runs it as it is. A type
+// that encodes itself (msgpack.CustomEncoder or Marshaler,
+// encoding.BinaryMarshaler or TextMarshaler, time.Time) and a
+// *transfer.Buffer are taken as they are. What an interface field holds
+// is known only per call: msgpack fails on a channel in it, but a struct
+// in it loses its unexported fields unnoticed.
 func Register[In, Out any](name string, fn func(context.Context, In) (Out, error)) Task[In, Out] {
 	if name == "" {
 		panic("pool: Register with an empty task name")
@@ -55,6 +71,7 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 		fn:       fn,
 		holdsIn:  shmbuf.CanHold(reflect.TypeFor[In]()),
 		holdsOut: shmbuf.CanHold(reflect.TypeFor[Out]()),
+		unfit:    unfitnessOf(name, reflect.TypeFor[In](), reflect.TypeFor[Out]()),
 		labels:   prof.New(name, InProcess.String()),
 	}}
 	index, err := registry.Add(registry.Entry{

@@ -106,6 +106,9 @@ func (p *Pool) work(w *worker) {
 			return
 		}
 		done = finished{job: j, wait: wait, start: w.startedAt.Load()}
+		if p.stats.recentRun.Load() == 0 {
+			p.stats.coldSince.CompareAndSwap(0, done.start) // see runTimeGuess
+		}
 		running = true
 		w.sentAt = 0
 		w.call.MaxWait, w.call.Queued = w.maxWait, time.Duration(wait)
@@ -183,6 +186,9 @@ func (p *Pool) finishJob(w *worker, f finished) {
 	j := f.job
 	if f.outcome == dropped {
 		p.stats.canceled.Add(1) // as QueueDelay's drops from the queue
+		if p.stats.recentRun.Load() == 0 {
+			p.stats.coldSince.Store(0) // it never ran: no guess from it
+		}
 	} else {
 		w.tally.turnTo(j.name()) // before it counts the job: see taskTallies
 		run := f.end - f.start

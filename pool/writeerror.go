@@ -10,9 +10,13 @@ import (
 // WriteError answers an HTTP request whose Run (or Submit, or Future.Wait)
 // failed with err, in the terms a client or load balancer understands:
 //
-//   - ErrQueueFull or ErrClosed: 503 Service Unavailable with Retry-After
-//     (from the pool's predicted drain time when w comes from Shed, else 1 s);
+//   - ErrQueueFull, ErrClosed or ErrWorkerStartFailed (nothing ran): 503
+//     Service Unavailable with Retry-After (from the pool's predicted drain
+//     time when w comes from Shed, else 1 s);
 //   - context.DeadlineExceeded or ErrTerminated: 504 Gateway Timeout;
+//   - ErrWorkerCrashed or ErrNodeLost: 502 Bad Gateway, since the worker
+//     died under the task, which may have run (retry only what is safe to
+//     run twice);
 //   - anything else, a task's own error or panic included: 500.
 //
 // The body is the status text only: err's message may carry internals, so
@@ -49,10 +53,12 @@ func WriteError(w http.ResponseWriter, err error) {
 // shutdown's deadline, and the client should retry elsewhere, not wait.
 func errorStatus(err error) int {
 	switch {
-	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrClosed), errors.Is(err, ErrWorkerStartFailed):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrTerminated):
 		return http.StatusGatewayTimeout
+	case errors.Is(err, ErrWorkerCrashed): // ErrNodeLost too
+		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
 }

@@ -32,7 +32,11 @@ func TestWriteErrorStatus(t *testing.T) {
 		{"deadline", context.DeadlineExceeded, http.StatusGatewayTimeout, false},
 		{"wrapped deadline", fmt.Errorf("run: %w", context.DeadlineExceeded), http.StatusGatewayTimeout, false},
 		{"terminated", pool.ErrTerminated, http.StatusGatewayTimeout, false},
-		{"crashed", pool.ErrWorkerCrashed, http.StatusInternalServerError, false},
+		{"worker did not start", pool.ErrWorkerStartFailed, http.StatusServiceUnavailable, true},
+		{"wrapped worker did not start", fmt.Errorf("resize: %w", pool.ErrWorkerStartFailed), http.StatusServiceUnavailable, true},
+		{"crashed", pool.ErrWorkerCrashed, http.StatusBadGateway, false},
+		{"wrapped crash", fmt.Errorf("resize: %w", pool.ErrWorkerCrashed), http.StatusBadGateway, false},
+		{"node lost", pool.ErrNodeLost, http.StatusBadGateway, false},
 		{"panic", &pool.PanicError{Task: "t", Value: "boom"}, http.StatusInternalServerError, false},
 		{"task error", errors.New("secret detail"), http.StatusInternalServerError, false},
 	}

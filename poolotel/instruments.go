@@ -106,7 +106,7 @@ func (in *instruments) observe(o metric.Observer, poolAttr attribute.KeyValue, s
 	o.ObserveInt64(in.queued, int64(st.Queued), attrs)
 	o.ObserveFloat64(in.utilization, st.Utilization, attrs)
 	o.ObserveFloat64(in.oldestRunning, st.OldestRunning.Seconds(), attrs)
-	for _, reason := range []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline} {
+	for _, reason := range []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline, pool.ShedNoNode} {
 		label := strings.ReplaceAll(reason.String(), " ", "_")
 		o.ObserveInt64(in.shed, int64(st.Shed.Count(reason)), metric.WithAttributes(poolAttr, attribute.String("reason", label)))
 	}

@@ -20,7 +20,7 @@
 //     run: a task stuck on a ctx it ignores shows here);
 //   - the counter offload.pool.shed{reason}: requests the pool's Shed
 //     middleware answered 503 before their handler ran (reason closed,
-//     queue_full, max_wait or deadline);
+//     queue_full, max_wait, deadline or no_node);
 //   - offload.pool.queue.wait and offload.pool.run.duration, gauges in
 //     seconds with the attribute quantile (0.5, 0.9, 0.99, 1 for the
 //     maximum) — OpenTelemetry has no observable histogram, and a pool's

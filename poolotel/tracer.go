@@ -45,7 +45,8 @@ const ScopeName = "github.com/offloadgo/offload/poolotel"
 // offload.isolation; the event offload.dequeued when a worker takes it,
 // with offload.queue.wait (seconds); and at its end the attribute
 // offload.outcome (completed, failed, canceled, rejected, closed,
-// terminated or crashed) and, unless it completed, the status Error with
+// terminated, crashed, or not started: its worker process never came up)
+// and, unless it completed, the status Error with
 // the error's text. Inside the task, wherever it runs,
 // trace.SpanContextFromContext(ctx) has the caller's trace ID, and
 // baggage.FromContext(ctx) the caller's baggage. The Tracer is safe for
@@ -137,6 +138,8 @@ func outcomeOf(err error) string {
 		return "terminated"
 	case errors.Is(err, pool.ErrWorkerCrashed):
 		return "crashed"
+	case errors.Is(err, pool.ErrWorkerStartFailed):
+		return "not started"
 	case errors.Is(err, pool.ErrQueueFull):
 		return "rejected"
 	case errors.Is(err, pool.ErrClosed):

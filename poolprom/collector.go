@@ -150,7 +150,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, name string, st pool.St
 }
 
 // shedReasons are the reasons Shed turns a request away.
-var shedReasons = []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline}
+var shedReasons = []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline, pool.ShedNoNode}
 
 // reasonLabel is a reason as a label value: "queue_full", not "queue full".
 func reasonLabel(r pool.ShedReason) string { return strings.ReplaceAll(r.String(), " ", "_") }

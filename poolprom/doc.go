@@ -19,7 +19,7 @@
 //     (tasks that ran past pool.Options.SlowTaskAfter);
 //   - NAMESPACE_shed_total{pool,reason}: requests the pool's Shed
 //     middleware answered 503 before their handler ran, by reason
-//     (closed, queue_full, max_wait, deadline);
+//     (closed, queue_full, max_wait, deadline, no_node);
 //   - gauges: NAMESPACE_workers, NAMESPACE_workers_max (the most tasks
 //     that may run at once now: Workers as SetWorkers last set it, or a
 //     Remote pool's live slots if fewer), NAMESPACE_busy_workers,

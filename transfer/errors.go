@@ -15,7 +15,10 @@ var (
 
 	// ErrNotTransferable is returned (wrapped, with the path of the value)
 	// for a value that can't cross a process boundary: a channel, a func,
-	// an unsafe.Pointer, a Buffer held by value or a Buffer aliased twice.
+	// an unsafe.Pointer, a Buffer held by value or a Buffer aliased twice;
+	// and, by a Subprocess or Remote pool at submission, for a task whose
+	// input or output type would lose a field on the way (see
+	// pool.Register).
 	ErrNotTransferable = errNotTransferable() // "transfer: value cannot cross a process boundary"
 
 	// ErrUnsupported is returned by cross-process operations on platforms

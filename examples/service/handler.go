@@ -46,7 +46,7 @@ func hashHandler(p *pool.Pool, deadline time.Duration) http.Handler {
 		defer cancel()
 		sum, err := pool.Run(ctx, p, Hash, HashIn{Data: data, Rounds: rounds})
 		if err != nil {
-			pool.WriteError(w, err) // 503 + Retry-After if full, 504 past the deadline, else 500
+			pool.WriteError(w, err) // 503 + Retry-After if full, 504 past the deadline, 502 if the worker died, else 500
 			return
 		}
 		fmt.Fprintln(w, sum)

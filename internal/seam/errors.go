@@ -8,13 +8,17 @@ import "errors"
 var (
 	// ErrQueueFull, from a runner, means it found no worker with room
 	// within the call's MaxWait: nothing was sent.
-	ErrQueueFull       = errors.New("pool: queue is full")
-	ErrClosed          = errors.New("pool: closed")
-	ErrTerminated      = errors.New("pool: task terminated")
-	ErrWorkerCrashed   = errors.New("pool: worker crashed")
-	ErrUnknownTask     = errors.New("pool: unknown task")
-	ErrPayloadTooLarge = errors.New("pool: payload too large")
-	ErrGoexit          = errors.New("pool: task called runtime.Goexit")
+	ErrQueueFull     = errors.New("pool: queue is full")
+	ErrClosed        = errors.New("pool: closed")
+	ErrTerminated    = errors.New("pool: task terminated")
+	ErrWorkerCrashed = errors.New("pool: worker crashed")
+	// ErrWorkerStartFailed is a worker that never came up for the call:
+	// the call reached no worker, so nothing ran. It does not match
+	// ErrWorkerCrashed, which says the task may have run.
+	ErrWorkerStartFailed = errors.New("pool: worker did not start")
+	ErrUnknownTask       = errors.New("pool: unknown task")
+	ErrPayloadTooLarge   = errors.New("pool: payload too large")
+	ErrGoexit            = errors.New("pool: task called runtime.Goexit")
 	// ErrNodeLost is a worker node that stopped answering under a call
 	// (killed, partitioned, stopped): a crash seen from afar, so it
 	// matches ErrWorkerCrashed too.

@@ -53,6 +53,11 @@ func bufferShaped(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && t.NumField() == 1 && t.Field(0).Type == handleType
 }
 
+// IsBufferType reports whether t is a Buffer struct (see bufferShaped),
+// for code that inspects types for what crosses: a *Buffer crosses by
+// the Peers' extension, a Buffer held by value can't.
+func IsBufferType(t reflect.Type) bool { return bufferShaped(t) }
+
 // handleIn returns the Handle of the Buffer v points to: v is a non-nil
 // pointer to a bufferShaped struct, whose only field is at offset 0.
 func handleIn(v reflect.Value) *Handle { return (*Handle)(v.UnsafePointer()) }

@@ -2,6 +2,7 @@ package subproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -154,13 +155,26 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 	case res := <-r.pending:
 		r.pending = nil
 		if res.err != nil {
-			return nil, fmt.Errorf("%w: worker %d did not start: %w", seam.ErrWorkerCrashed, r.id, res.err)
+			return nil, startFailed(res.err)
 		}
 		r.cur = res.l
 		return r.cur, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
+}
+
+// startFailed is the error of a call whose worker process did not come
+// up (err says how). A worker that died or kept silent before its
+// handshake is most often a binary whose main does other work before
+// pool.Main (a server that exits because its port is taken, or serves):
+// the error says so, since the process's own output is only in the log.
+func startFailed(err error) error {
+	var exit *cancel.Exit
+	if errors.Is(err, workerproc.ErrStartTimeout) || errors.As(err, &exit) {
+		return fmt.Errorf("%w: %w; did the binary call pool.Main() first in main (and in TestMain)?", seam.ErrWorkerStartFailed, err)
+	}
+	return fmt.Errorf("%w: %w", seam.ErrWorkerStartFailed, err)
 }
 
 // crashWait is how long a process whose channel ended is given to be
