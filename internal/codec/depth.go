@@ -57,7 +57,8 @@ var (
 // type t, or -1 if t does not bound it: an interface, a type that writes
 // its own msgpack, a recursive type. walking holds the types being walked
 // further up, where a recursion shows. It may count a level too many (a
-// time.Time, an extension, is no map), never one too few.
+// struct of a registered extension, written flat, counts as a struct),
+// never one too few.
 func typeDepth(t reflect.Type, walking map[reflect.Type]bool) int {
 	if d, ok := depths.Load(t); ok {
 		return d.(int)
