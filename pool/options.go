@@ -24,8 +24,10 @@ const (
 	// A running task can be killed, a crash fails only its own task, and a
 	// task's memory can be capped. Inputs and outputs cross as msgpack
 	// (exported fields only), so tasks must be registered at package level
-	// and their types must encode (a task whose types would lose a field is
-	// refused: see Register); a round trip costs tens of microseconds.
+	// and their types must encode, nested at most 100 deep (a task whose
+	// types would lose a field is refused: see Register; a deeper value, a
+	// long linked list say, fails where it is encoded); a round trip costs
+	// tens of microseconds.
 	// Structs cross as arrays of their fields, not maps from their names
 	// (both ends are the same binary), unless the type can hold an
 	// interface: a struct in an any decodes as a map[string]any, as ever.

@@ -1,9 +1,6 @@
 package codec
 
-import (
-	"reflect"
-	"sync"
-)
+import "reflect"
 
 // Both ends of a worker connection are the same binary, so a struct can
 // go as an array of its fields in declaration order instead of a map from
@@ -18,23 +15,9 @@ import (
 // a []any for an array. Types that can hold an interface keep the map
 // form, so what a task sees of such values does not change.
 
-// arrayTypes caches arrayStructsFor by reflect.Type.
-var arrayTypes sync.Map // reflect.Type → bool
-
 // arrayStructs says whether v's structs can be array-encoded: whether no
 // value msgpack would encode from v's type is held by an interface.
-func arrayStructs(v any) bool {
-	t := reflect.TypeOf(v)
-	if t == nil {
-		return false
-	}
-	if ok, found := arrayTypes.Load(t); found {
-		return ok.(bool)
-	}
-	ok := !reachesInterface(t, map[reflect.Type]bool{})
-	arrayTypes.Store(t, ok)
-	return ok
-}
+func arrayStructs(v any) bool { return factsOf(v).array }
 
 // reachesInterface reports whether a value of type t can contain an
 // interface value msgpack would encode: through pointers, slices, arrays,

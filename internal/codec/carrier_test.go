@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -45,6 +46,13 @@ func TestParseCarrierRefusesWhatAppendWouldNotWrite(t *testing.T) {
 	}
 	_, err := ParseCarrier(make([]byte, MaxCarrier+1))
 	require.ErrorIs(t, err, ErrCarrierTooLarge)
+
+	// The carrier is flat: bytes that would nest msgpack a million deep
+	// are too long, or a count that does not parse.
+	_, err = ParseCarrier(bytes.Repeat([]byte{0x91}, 1<<20))
+	require.ErrorIs(t, err, ErrCarrierTooLarge)
+	_, err = ParseCarrier(bytes.Repeat([]byte{0x91}, MaxCarrier))
+	require.ErrorContains(t, err, "corrupt trace context")
 }
 
 type extractedKey struct{}

@@ -3,6 +3,8 @@ package codec
 import (
 	"bytes"
 	"fmt"
+	"reflect"
+	"sync"
 
 	"github.com/offloadgo/offload/internal/shmbuf"
 
@@ -15,40 +17,78 @@ import (
 // array-encoded where arrayStructs allows it. Decoding accepts structs
 // either way.
 
-// newEncoder returns a pooled encoder writing to buf, set up for v: struct
-// fields by position rather than by name when v's type allows it. Give it
-// back with msgpack.PutEncoder.
-func newEncoder(buf *bytes.Buffer, v any) *msgpack.Encoder {
+// facts is what the codec decides about a type once: whether its structs
+// can be array-encoded (see arrayStructs), and whether its values can
+// nest deeper than a receiver decodes (see mayNestTooDeep).
+type facts struct{ array, deep bool }
+
+// typeFacts caches factsOf by reflect.Type.
+var typeFacts sync.Map // reflect.Type → facts
+
+// factsOf returns the facts of v's type.
+func factsOf(v any) facts {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return facts{}
+	}
+	if f, ok := typeFacts.Load(t); ok {
+		return f.(facts)
+	}
+	f := facts{array: !reachesInterface(t, map[reflect.Type]bool{}), deep: mayNestTooDeep(t)}
+	typeFacts.Store(t, f)
+	return f
+}
+
+// newEncoder returns a pooled encoder writing to buf: struct fields by
+// position rather than by name if array is set. Give it back with
+// msgpack.PutEncoder.
+func newEncoder(buf *bytes.Buffer, array bool) *msgpack.Encoder {
 	enc := msgpack.GetEncoder()
 	enc.Reset(buf) // clears whatever flags the encoder's last user set
-	enc.UseArrayEncodedStructs(arrayStructs(v))
+	enc.UseArrayEncodedStructs(array)
 	return enc
 }
 
 // MarshalInto appends v's msgpack to buf. msgpack reports most values it
 // can't encode (channels, funcs) as errors; a panic from a type's own
 // encoder, or from msgpack on a value it didn't expect, becomes one too.
+// A value nested deeper than a receiver decodes is ErrTooDeep.
 func MarshalInto(buf *bytes.Buffer, v any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("msgpack panicked: %v", r)
 		}
 	}()
-	enc := newEncoder(buf, v)
+	f := factsOf(v)
+	enc := newEncoder(buf, f.array)
 	defer msgpack.PutEncoder(enc)
-	return enc.Encode(v)
+	start := buf.Len()
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return checkDepth(f.deep, buf.Bytes()[start:])
 }
 
-// PeerEncodeInto is MarshalInto with a Peer: the Buffers in v move.
+// PeerEncodeInto is MarshalInto with a Peer: the Buffers in v move. Only
+// ErrTooDeep comes after they have: a value nested too deep shows once
+// encoded (as one over a size limit does).
 func PeerEncodeInto(buf *bytes.Buffer, peer shmbuf.Peer, v any) (segs []shmbuf.Segment, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			segs, err = nil, fmt.Errorf("msgpack panicked: %v", r)
 		}
 	}()
-	enc := newEncoder(buf, v)
+	f := factsOf(v)
+	enc := newEncoder(buf, f.array)
 	defer msgpack.PutEncoder(enc)
-	return peer.Encode(enc, v)
+	start := buf.Len()
+	if segs, err = peer.Encode(enc, v); err != nil {
+		return nil, err
+	}
+	if err := checkDepth(f.deep, buf.Bytes()[start:]); err != nil {
+		return nil, err
+	}
+	return segs, nil
 }
 
 // Unmarshal decodes one msgpack value from data into out. The bytes come

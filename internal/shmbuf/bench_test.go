@@ -1,6 +1,10 @@
 package shmbuf
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
 
 type plainIn struct {
 	ID    int
@@ -126,3 +130,35 @@ func BenchmarkBaseline(b *testing.B) {
 
 //go:noinline
 func identity[T any](v T) (T, error) { return v, nil }
+
+// BenchmarkValidateMessage is the check every message from another
+// process passes before it is decoded, per byte of typical payloads:
+// struct rows (many small values, the most work a byte) and a JSON-like
+// map of anys.
+func BenchmarkValidateMessage(b *testing.B) {
+	rows := make([]plainIn, 1000)
+	for i := range rows {
+		rows[i] = plainIn{ID: i, Name: "customer", Score: float64(i) / 3, Tags: []string{"a", "bb"}}
+	}
+	doc := map[string]any{}
+	for i := range 100 {
+		doc[string(rune('a'+i%26))+string(rune('a'+i/26))] = map[string]any{"n": i, "s": "text", "list": []any{1, "x", 2.5, map[string]any{"deep": true}}}
+	}
+	for _, p := range []struct {
+		name string
+		v    any
+	}{{"rows", rows}, {"map-any", doc}} {
+		data, err := msgpack.Marshal(p.v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(p.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := ValidateMessage(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package shmbuf
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The errors a Buffer's owner sees. Package transfer publishes them under
 // the same names (its docs say when each is returned); they are declared
@@ -29,4 +32,8 @@ var (
 	// ErrBadMessage is returned (wrapped) by ValidateMessage for bytes that
 	// aren't one well-formed msgpack value.
 	ErrBadMessage = errors.New("transfer: malformed message")
+	// ErrTooDeep is returned (wrapped) by ValidateMessage for a message
+	// whose arrays and maps nest more than MaxDepth deep. It wraps
+	// ErrBadMessage: to the receiver such a message is malformed.
+	ErrTooDeep = fmt.Errorf("%w: arrays and maps nested more than %d deep", ErrBadMessage, MaxDepth)
 )

@@ -9,7 +9,8 @@ import (
 
 // FuzzPeerDecode feeds arbitrary messages to a Peer that has adopted one
 // real segment and holds nothing: decoding must fail cleanly or yield
-// Buffers inside the segment, and never panic or leak a held reference;
+// Buffers inside the segment, and never panic, leak a held reference or
+// recurse past a small stack (limitStack);
 // and to the copying Peer, whose Buffers must fit in the message.
 func FuzzPeerDecode(f *testing.F) {
 	p := newPair(f)
@@ -33,6 +34,11 @@ func FuzzPeerDecode(f *testing.F) {
 	copied, _, err := CopyPeer{}.Marshal([]*Buffer{Move([]byte("abc")), Move(nil)})
 	require.NoError(f, err)
 	f.Add(copied)
+	// Nested deeper than a decode may go: refused whole, in a small stack.
+	f.Add(deepArrays(MaxDepth + 1))
+	f.Add(deepArrays(50_000))
+	f.Add(cat([]byte{0x82, 0xa2, 'I', 'n'}, deepArrays(MaxDepth)))
+	limitStack(f)
 	segLen := len(seg.mem)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(bufs ...*Buffer) {

@@ -68,8 +68,11 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	buf := bytes.NewBuffer(make([]byte, 0, s.sizes.Guess(name, out)))
 	segs, err := codec.PeerEncodeInto(buf, s.link.peer, out)
 	if err != nil {
-		shmbuf.ReleaseAll(out) // nothing moved: the output's Buffers are freed here
-		return errorReply(kindError, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err))
+		// Nothing moved, and the output's Buffers are freed here; but an
+		// output found too deep once encoded had them lent, as below.
+		broken := errors.Is(err, codec.ErrTooDeep) && errors.Is(shmbuf.Check(out), shmbuf.ErrDetached)
+		shmbuf.ReleaseAll(out)
+		return output{kind: kindError, body: fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err), broken: broken}
 	}
 	if n := buf.Len(); n > s.maxOutput {
 		// If it held Buffers (they are detached now), they were lent for

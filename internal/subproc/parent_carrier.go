@@ -165,10 +165,10 @@ func (sp *ProcessCarrier) check(task string, trace []byte, in any) error {
 
 // encodeMoving is encode at send time, with the Peer of the process the
 // call goes to: it returns the call body and the segments whose
-// descriptors must go with it. An error means nothing moved. An input over
-// MaxPayload is reported only after its Buffers were moved, with
-// committed set if there were any: the connection is broken then (see
-// moves.broken).
+// descriptors must go with it. An error means nothing moved, but for an
+// input over MaxPayload or nested too deep (codec.ErrTooDeep), which is
+// reported only after its Buffers were moved, with committed set if there
+// were any: the connection is broken then (see moves.broken).
 func (sp *ProcessCarrier) encodeMoving(peer shmbuf.Peer, task string, trace []byte, in any) (body []byte, segs []shmbuf.Segment, committed bool, err error) {
 	head, err := sp.newCallBody(task, trace, in)
 	if err != nil {
@@ -177,7 +177,10 @@ func (sp *ProcessCarrier) encodeMoving(peer shmbuf.Peer, task string, trace []by
 	buf := bytes.NewBuffer(head)
 	if segs, err = codec.PeerEncodeInto(buf, peer, in); err != nil {
 		sp.bodies.Recycle(buf.Bytes())
-		return nil, nil, false, fmt.Errorf("pool: encode input of task %q: %w", task, err)
+		// Nothing moved, but for an input found too deep once encoded,
+		// as for one too large below.
+		committed = errors.Is(err, codec.ErrTooDeep) && errors.Is(shmbuf.Check(in), shmbuf.ErrDetached)
+		return nil, nil, committed, fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
 	if err := sp.checkSize(task, buf.Len()-len(head)); err != nil {
 		sp.bodies.Recycle(buf.Bytes())
