@@ -31,6 +31,13 @@ import (
 //
 // Version 2 added the token, the call's start bound and trace context,
 // probing pongs with the node's figures, and a node's name in its subject.
+//
+// A new answer kind keeps the version, as kindNotStarted did: a receiver
+// of another version drops every message (a node answers it "unknown"),
+// so a bump would split a fleet mid-upgrade, while a submitter that does
+// not know a kind fails that one call with an error (see read), which
+// never sends it again. Only a change that an older peer would misread
+// as something else bumps the version.
 const (
 	protoVersion = 2
 	headerLen    = 1 + 1 + 8 + 8 + 8
@@ -88,6 +95,10 @@ const (
 	// kindLate: the call came after its start bound (callHead.startBy):
 	// the node never ran it. No body.
 	kindLate
+	// kindNotStarted: the node's worker process for the call did not
+	// start (pool.ErrWorkerStartFailed); the call never ran. Body: the
+	// node pool's account of the failed start.
+	kindNotStarted
 )
 
 // kindAdvert is a node's capacity advert, on the pool's advert subject
