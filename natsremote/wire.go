@@ -32,12 +32,14 @@ import (
 // Version 2 added the token, the call's start bound and trace context,
 // probing pongs with the node's figures, and a node's name in its subject.
 //
-// A new answer kind keeps the version, as kindNotStarted did: a receiver
-// of another version drops every message (a node answers it "unknown"),
-// so a bump would split a fleet mid-upgrade, while a submitter that does
-// not know a kind fails that one call with an error (see read), which
-// never sends it again. Only a change that an older peer would misread
-// as something else bumps the version.
+// An answer kind that older peers of a version lack keeps the version
+// (kindNotStarted is one): a peer of another version is refused whole (a
+// node answers its calls "unknown"; a submitter drops its answers), so a
+// bump splits a fleet in a rolling upgrade, while a submitter that lacks
+// a kind fails that one call with an error (see read) and never sends it
+// again, and a node that lacks kindNotStarted answers "crashed" for a
+// worker that did not start (ErrWorkerCrashed, saying so). Only a change
+// an older peer would misread bumps the version.
 const (
 	protoVersion = 2
 	headerLen    = 1 + 1 + 8 + 8 + 8
