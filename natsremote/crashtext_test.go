@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,21 +50,4 @@ func TestNodeWorkerErrorsSayTheirSentinelOnce(t *testing.T) {
 	require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
 	assert.Equal(t, 1, strings.Count(err.Error(), "payload too large"), err.Error())
 	t.Logf("too large: %v", err)
-}
-
-// A node whose worker process does not start answers as for a crash (the
-// wire has no kind for "nothing ran"), saying which it was.
-func TestNodeWorkerThatDidNotStart(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, embedded.Options{})
-	serve(t, s, natsremote.ServeOptions{Pool: "nostart", Name: "n1", Local: pool.Options{
-		Workers: 1, Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{StartTimeout: time.Nanosecond},
-	}})
-	p := remotePool(t, connect(t, s), "nostart", pool.Options{Workers: 1})
-	waitNodes(t, p, 1)
-	_, err := pool.Run(testCtx(t), p, add, [2]int{1, 2})
-	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
-	assert.Contains(t, err.Error(), ": its worker process did not start: workerproc: start worker 1: ")
-	assert.Equal(t, 1, strings.Count(err.Error(), "did not start"), err.Error())
-	t.Log(err)
 }

@@ -63,8 +63,16 @@
 //
 //   - An accepted call runs at most once. Once a node has taken a call it
 //     is never sent again; there is no automatic retry. A call that no node
-//     took (each answered "full" or "late", lacks the task, or nobody
-//     subscribed on its subject) has not run.
+//     took (each answered "full" or "late", lacks the task, could not start
+//     a worker process for it, or nobody subscribed on its subject) has
+//     not run.
+//   - A node whose worker process did not start for a call (a Subprocess
+//     node's pool.ErrWorkerStartFailed) says so, and the call goes to
+//     another node, never twice to that one. After three such nodes, or
+//     when no other live node is left that has the task, it fails with an
+//     error matching pool.ErrWorkerStartFailed (not ErrWorkerCrashed:
+//     nothing ran; WriteError answers 503) naming the last node and its
+//     account.
 //   - Each Future resolves exactly once: with the result, the task's
 //     error, or why it has none.
 //   - ErrTerminated and ErrNodeLost mean "may have run": the call was
@@ -133,8 +141,8 @@
 // it has answered a ping on its own subject. So nobody but the node a
 // call was sent to can answer it, make it go to another node, or make
 // that node look gone; the node itself can, as it can answer "full"
-// whether it ran the call or not: a node is trusted with the calls it is
-// sent. That holds provided only that node can read its subject, which is
+// whether it ran the call or not (or that its worker did not start): a
+// node is trusted with the calls it is sent. That holds provided only that node can read its subject, which is
 // what NATS permissions enforce: see SubmitterPermissions and
 // NodePermissions (which also let a node send a pool nothing but adverts
 // and one answer to each call or ping it got), and the README's "Trust
@@ -152,5 +160,10 @@
 // call sent and each ping, in hex. A node answers each call and each
 // ping once, on its reply subject (a call cancelled with a bare "ended").
 // Messages are a fixed binary header (see wire.go) and the codec's
-// msgpack.
+// msgpack. A peer of another version is refused ("unknown", which sends
+// a call elsewhere); within a version, a submitter fails a call whose
+// answer is of a kind it does not know with an error, and sends it
+// nowhere else: a node newer than its submitter, answering with a kind
+// the submitter lacks (such as "worker not started"), costs it that call,
+// never a second run.
 package natsremote

@@ -32,5 +32,6 @@ var kindNames = map[byte]string{
 	kindCall: "call", kindCancel: "cancel", kindPing: "ping",
 	kindFull: "full", kindUnknown: "unknown", kindResult: "result", kindError: "error",
 	kindPanic: "panic", kindGoexit: "goexit", kindTooLarge: "too-large", kindCrashed: "crashed",
-	kindEnded: "ended", kindLost: "lost", kindPong: "pong", kindLate: "late", kindAdvert: "advert",
+	kindEnded: "ended", kindLost: "lost", kindPong: "pong", kindLate: "late", kindNotStarted: "not-started",
+	kindAdvert: "advert",
 }

@@ -64,9 +64,8 @@ func (s *nodeServer) outcome(c *nodeCall, out any, err error) []byte {
 	case errors.Is(err, pool.ErrWorkerCrashed):
 		return kindOf(append(msg, s.fit(accountOf(err, pool.ErrWorkerCrashed))...), kindCrashed)
 	case errors.Is(err, pool.ErrWorkerStartFailed):
-		// The task never ran, but the wire has no kind to say so: the
-		// submitter hears of a crash, as of any worker lost to the node.
-		return kindOf(append(msg, s.fit(append([]byte("its worker process did not start: "), accountOf(err, pool.ErrWorkerStartFailed)...))...), kindCrashed)
+		// Nothing ran: the submitter may send the call to another node.
+		return kindOf(append(msg, s.fit(accountOf(err, pool.ErrWorkerStartFailed))...), kindNotStarted)
 	case errors.Is(err, pool.ErrClosed):
 		return kindOf(fmt.Appendf(msg, "node %s shut down under the task", s.id), kindLost)
 	}

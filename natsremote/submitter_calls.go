@@ -29,6 +29,9 @@ type pending struct {
 	// report count then: the call does not go back there until the node
 	// has reported again.
 	fullAt map[uint64]uint64
+	// notStarted holds the keys of the nodes whose worker process did not
+	// start for this call: it does not go back to them (see pick).
+	notStarted []uint64
 	// taken: its node has shown it took it (see knownNode.took).
 	taken bool
 	// inPing is the nonce of the latest ping that listed it: a pong that
@@ -167,6 +170,8 @@ func (s *submitter) onAnswer(r reply, h header, body []byte) {
 	case kindFull:
 		p.fullAt[p.node.key] = p.node.reports
 		p.node.turnedAway(p.id)
+	case kindNotStarted:
+		p.notStarted = append(p.notStarted, p.node.key)
 	case kindLate, kindUnknown:
 	default:
 		p.node.took(p)

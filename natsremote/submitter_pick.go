@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/offloadgo/offload/internal/seam"
@@ -15,7 +16,9 @@ import (
 // until ctx ends (returning ctx's cause), until roomBy if not zero
 // (errNoRoom), or, while no node is live at all, until nodeBy
 // (errNoNode); if every live node has refused the task, it fails with
-// ErrUnknownTask.
+// ErrUnknownTask. A call whose worker process did not start on
+// maxNotStarted nodes, or on every live node that did not refuse the
+// task, fails with errNotStarted.
 func (s *submitter) pick(ctx context.Context, task string, p *pending, roomBy, nodeBy time.Time) error {
 	for {
 		if s.nc.IsClosed() {
@@ -23,11 +26,19 @@ func (s *submitter) pick(ctx context.Context, task string, p *pending, roomBy, n
 		}
 		now := time.Now()
 		s.mu.Lock()
+		if len(p.notStarted) >= maxNotStarted {
+			s.mu.Unlock()
+			return errNotStarted
+		}
 		n, live, refused := s.candidate(task, p, now)
 		if n != nil {
 			s.register(n, p, now)
 			s.mu.Unlock()
 			return nil
+		}
+		if len(p.notStarted) > 0 && refused == live {
+			s.mu.Unlock()
+			return errNotStarted
 		}
 		if live > 0 && refused == live {
 			s.mu.Unlock()
@@ -79,8 +90,10 @@ func (s *submitter) waitForChange(ctx context.Context, look time.Duration) {
 // grow with the number of its nodes, which one credential can multiply
 // (see nameGroup). A node that turned this call away as full has no room
 // for it until it reports again, and one that refused the task none at
-// all. It also says how many nodes are usable, and how many of those
-// refused the task.
+// all. A node whose worker process did not start for this call is not
+// there for it at all: it counts neither as usable nor as refusing. It
+// also says how many nodes are usable, and how many of those refused the
+// task.
 //
 // It walks the whole table, once: O(nodes), at most maxNodes (plus
 // maxProbing not yet verified, skipped), with no allocation; see
@@ -90,7 +103,7 @@ func (s *submitter) candidate(task string, p *pending, now time.Time) (pick *kno
 	for _, g := range s.groups {
 		var nodes twoChoices
 		for _, n := range g.nodes {
-			if !s.usable(n, now) {
+			if !s.usable(n, now) || slices.Contains(p.notStarted, n.key) {
 				continue
 			}
 			if live++; n.refused[task] {
@@ -151,3 +164,17 @@ var errNoNode = errors.New("natsremote: no worker node is available")
 
 // errNoServer is pick's error when every live node refused the task.
 var errNoServer = errors.New("no live node serves it")
+
+// maxNotStarted is how many nodes a call goes to whose worker process
+// then does not start for it. Nothing ran, so another node may run it;
+// but a start that fails on one node most often fails on its fellows
+// too (a build whose main does not call Main, a host out of memory or
+// processes), each try costs a node a process start (up to its
+// StartTimeout) and the caller that wait, and the caller's 503 says
+// "try again later". Three tries get past a few broken nodes, and stop
+// soon where all are.
+const maxNotStarted = 3
+
+// errNotStarted is pick giving up on a call whose worker process did not
+// start on the nodes it went to (see maxNotStarted).
+var errNotStarted = errors.New("natsremote: no worker process started for the call")

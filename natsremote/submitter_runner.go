@@ -22,6 +22,9 @@ type runner struct {
 	// at is the node the call was last sent to, while Exchange runs; nil
 	// before it is sent. Where reads it from the pool's goroutines.
 	at atomic.Pointer[knownNode]
+	// notStarted is the latest node's account of a worker process that
+	// did not start for the call, for its error if no node runs it.
+	notStarted struct{ node, why string }
 }
 
 func (r *runner) Warm()  {}
@@ -40,8 +43,9 @@ func (r *runner) Where() (pid int, node string) {
 // Exchange sends m to a node with room, waiting for one if none has any
 // (that wait counts as the task's queue wait: see m.Start), and returns
 // its answer. A call that no node took — NATS found nobody on the node's
-// subject, or the node answered "full", "late" or that it lacks the task —
-// never ran, and goes to another. Once a node has taken the call it is
+// subject, or the node answered "full", "late", that it lacks the task or
+// that its worker process did not start — never ran, and goes to another
+// (see pick for how many of the last). Once a node has taken the call it is
 // never sent again: if the node goes silent the call fails with
 // ErrNodeLost; if ctx ends, the node is told to cancel it and the call
 // fails at once with ErrTerminated and ctx's cause. With no live node at
@@ -52,6 +56,7 @@ func (r *runner) Exchange(ctx context.Context, m *seam.Call) error {
 	defer r.at.Store(nil)
 	p := &r.p
 	clear(p.fullAt)
+	p.notStarted = p.notStarted[:0]
 	released := false
 	now := time.Now()
 	nodeBy := now.Add(max(r.s.o.Heartbeat-m.Queued, 0))
@@ -104,14 +109,17 @@ func (r *runner) send(ctx context.Context, m *seam.Call, p *pending) (sent bool,
 
 // await waits for the answer to p, sent, or for ctx to end. answered
 // false means the node did not take the call (full, late, lacking the
-// task, or nobody listening) and Exchange sends it to another; otherwise
-// Exchange returns err.
+// task, its worker process not started, or nobody listening) and Exchange
+// sends it to another; otherwise Exchange returns err.
 func (r *runner) await(ctx context.Context, m *seam.Call, p *pending) (answered bool, err error) {
 	select {
 	case a := <-p.answer:
-		if a.undelivered || a.kind == kindFull || a.kind == kindUnknown || a.kind == kindLate {
-			if a.kind == kindUnknown {
+		if a.undelivered || a.kind == kindFull || a.kind == kindUnknown || a.kind == kindLate || a.kind == kindNotStarted {
+			switch a.kind {
+			case kindUnknown:
 				r.s.refuse(p.node, m.Task, a.body)
+			case kindNotStarted:
+				r.notStarted.node, r.notStarted.why = p.node.id, string(a.body)
 			}
 			if !m.Handover.Unsend() {
 				return true, terminated(ctx) // and the node never ran it
@@ -147,6 +155,14 @@ func (r *runner) unsent(m *seam.Call, err error) error {
 		return fmt.Errorf("%w: %w within %v, what QueueDelay allowed this task", seam.ErrQueueFull, err, m.MaxWait.Round(time.Millisecond))
 	case errors.Is(err, errNoNode):
 		return fmt.Errorf("%w: %w (none answered within a heartbeat, %v)", seam.ErrQueueFull, err, r.s.o.Heartbeat)
+	case errors.Is(err, errNotStarted):
+		// Nothing ran anywhere: the caller may try again, as for a
+		// Subprocess pool's worker that did not start.
+		where := "node " + r.notStarted.node
+		if tries := len(r.p.notStarted); tries > 1 {
+			where = fmt.Sprintf("%d nodes, the last %s", tries, where)
+		}
+		return fmt.Errorf("%w: on %s: %s", seam.ErrWorkerStartFailed, where, r.notStarted.why)
 	}
 	return err
 }

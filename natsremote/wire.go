@@ -31,6 +31,15 @@ import (
 //
 // Version 2 added the token, the call's start bound and trace context,
 // probing pongs with the node's figures, and a node's name in its subject.
+//
+// An answer kind that older peers of a version lack keeps the version
+// (kindNotStarted is one): a peer of another version is refused whole (a
+// node answers its calls "unknown"; a submitter drops its answers), so a
+// bump splits a fleet in a rolling upgrade, while a submitter that lacks
+// a kind fails that one call with an error (see read) and never sends it
+// again, and a node that lacks kindNotStarted answers "crashed" for a
+// worker that did not start (ErrWorkerCrashed, saying so). Only a change
+// an older peer would misread bumps the version.
 const (
 	protoVersion = 2
 	headerLen    = 1 + 1 + 8 + 8 + 8
@@ -88,6 +97,10 @@ const (
 	// kindLate: the call came after its start bound (callHead.startBy):
 	// the node never ran it. No body.
 	kindLate
+	// kindNotStarted: the node's worker process for the call did not
+	// start (pool.ErrWorkerStartFailed); the call never ran. Body: the
+	// node pool's account of the failed start.
+	kindNotStarted
 )
 
 // kindAdvert is a node's capacity advert, on the pool's advert subject
