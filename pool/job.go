@@ -14,11 +14,14 @@ import (
 // forget and drop let go of it.
 type job interface {
 	queueLink() *link
-	context() context.Context // the caller's
-	name() string             // the task's
+	callerEnd() *callerEnd // how the caller's ctx ends, as check read it
+	name() string          // the task's
 	// check refuses a submission that can't be taken, before any work: a
-	// nil ctx, an unregistered task, a caller who has given up already.
-	check() error
+	// nil ctx, an unregistered task, a caller who has given up already;
+	// and reads how the caller's ctx ends (see callerEnd), with what watch
+	// needs if the call will be watched. It is the last call of the
+	// caller's ctx's methods the pool makes.
+	check(watched bool) error
 	// prepare does the submission's work that calls into the caller's
 	// code, before the pool's lock: it encodes the input for tr (nil for
 	// InProcess), so that a value that can't cross fails at once and costs

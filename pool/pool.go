@@ -137,13 +137,14 @@ func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (
 		var zero Out
 		return zero, err // c is dropped by admit
 	}
-	if ctx.Done() == nil {
+	// The call's end, read at admission: Run calls ctx's methods no more.
+	if done := c.end.done; done == nil {
 		<-c.signal // a plain receive is cheaper than a select
 	} else {
 		select {
 		case <-c.signal:
-		case <-ctx.Done():
-			p.abandon(c, ctx.Err())
+		case <-done:
+			p.abandon(c, c.end.err())
 			<-c.signal // resolved now, by us or by the worker that beat us
 		}
 	}

@@ -41,7 +41,7 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 	if err := p.usable(); err != nil {
 		return nil, err
 	}
-	err := submissionErr(ctx, task.def != nil)
+	end, err := readSubmission(ctx, task.def != nil, true)
 	if len(ins) == 0 || err != nil {
 		if err == nil && p.stats.closed.Load() {
 			err = ErrClosed // an empty batch is refused as any other would be
@@ -49,7 +49,7 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 		p.stats.rejected.Add(uint64(len(ins)))
 		return nil, err
 	}
-	b := newBatch(task.def, ctx, ins)
+	b := newBatch(task.def, ctx, end, ins)
 	if err = admitBatch(p, b); err != nil {
 		p.stats.rejected.Add(uint64(len(ins)))
 		for _, chunk := range b {
@@ -76,13 +76,13 @@ type batch[In, Out any] [][]call[In, Out]
 
 const batchChunk = 64
 
-func newBatch[In, Out any](def *taskDef[In, Out], ctx context.Context, ins []In) batch[In, Out] {
+func newBatch[In, Out any](def *taskDef[In, Out], ctx context.Context, end callerEnd, ins []In) batch[In, Out] {
 	b := make(batch[In, Out], 0, (len(ins)+batchChunk-1)/batchChunk)
 	for len(ins) > 0 {
 		chunk := make([]call[In, Out], min(len(ins), batchChunk))
 		for i := range chunk {
 			c := &chunk[i]
-			c.def, c.ctx, c.in = def, ctx, ins[i]
+			c.def, c.ctx, c.end, c.in = def, ctx, end, ins[i]
 			c.link.job = c
 		}
 		b = append(b, chunk)
@@ -154,7 +154,7 @@ func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
 			return err
 		}
 	}
-	if first.cancel != nil { // the batch shares one ctx: all or none have one
+	if first.end.done != nil { // the batch shares one ctx
 		for _, chunk := range b {
 			for i := range chunk {
 				chunk[i].watch(p)
