@@ -1,9 +1,15 @@
 package pool_test
 
 import (
+	"context"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/internal/ctxattack"
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -19,5 +25,69 @@ func TestFaultyContextFailsItsOwnCallOnly(t *testing.T) {
 			t.Parallel()
 			ctxattack.Attack(t, newIsolatedPool(t, iso, pool.Options{Workers: 1}))
 		})
+	}
+}
+
+// A SubmitBlocking caller whose ctx's methods panic or block while it
+// waits for room, or as its ctx ends there, leaves the pool as it found
+// it: no waiter left in the list, where the next freed slot would go to
+// nobody.
+func TestFaultyContextWaitingForRoomCostsNoSlot(t *testing.T) {
+	t.Parallel()
+	for _, method := range testkit.Methods {
+		for from := 1; from <= 6; from++ {
+			for _, block := range []bool{false, true} {
+				t.Run(testkit.NewFaultCtx(nil, method, from, block).String(), func(t *testing.T) {
+					t.Parallel()
+					p := newPool(t, pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
+					release := make(chan struct{})
+					started := make(chan int, 1)
+					busy, err := pool.Submit(context.Background(), p, wait, gate{started: started, release: release})
+					require.NoError(t, err)
+					<-started
+
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					bad := testkit.NewFaultCtx(ctx, method, from, block)
+					defer bad.Release()
+					ended := make(chan struct{})
+					go func() {
+						defer close(ended)
+						defer func() { _ = recover() }() // the caller's own panic: fine
+						if f, err := pool.SubmitBlocking(bad, p, add, [2]int{1, 2}); err == nil {
+							_, _ = f.Wait()
+						}
+					}()
+				waiting: // for room, unless its ctx stopped it before
+					for deadline := time.Now().Add(20 * time.Second); waitersOf(p) == 0; {
+						require.True(t, time.Now().Before(deadline), "SubmitBlocking neither waits nor ends")
+						select {
+						case <-ended:
+							break waiting
+						case <-bad.Blocked():
+							break waiting
+						case <-time.After(time.Millisecond):
+						}
+					}
+					cancel() // the wait ends: the caller reads its ctx's end
+					select {
+					case <-ended:
+					case <-bad.Blocked():
+					case <-time.After(20 * time.Second):
+						t.Fatal("SubmitBlocking did not return when its ctx ended")
+					}
+					bad.Release()
+					testkit.Within(t, 20*time.Second, "SubmitBlocking, its ctx released", func() { <-ended })
+
+					close(release)
+					_, err = busy.Wait()
+					require.NoError(t, err)
+					assert.Zero(t, waitersOf(p))
+					out, err := pool.Run(context.Background(), p, add, [2]int{2, 3})
+					require.NoError(t, err, "the slot the waiter left is free")
+					assert.Equal(t, 5, out)
+				})
+			}
+		}
 	}
 }
