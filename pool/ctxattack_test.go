@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -90,4 +91,56 @@ func TestFaultyContextWaitingForRoomCostsNoSlot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ctxValueKey keys the value TestTaskAsksTheCallersCtxForValuesOnly puts
+// in a caller's ctx.
+type ctxValueKey struct{}
+
+// ctxSeen is what readCtx saw of its ctx.
+type ctxSeen struct {
+	Value    any
+	Deadline time.Time
+}
+
+// readCtx reports its ctx's deadline (asked n times), then the value
+// under ctxValueKey.
+var readCtx = pool.Register("test.read-ctx", func(ctx context.Context, n int) (ctxSeen, error) {
+	var dl time.Time
+	for range n {
+		dl, _ = ctx.Deadline()
+	}
+	return ctxSeen{Deadline: dl, Value: ctx.Value(ctxValueKey{})}, nil
+})
+
+// An InProcess task's ctx has its caller's values, asked of the caller's
+// ctx when the task asks (a panic there is the task's: a *PanicError),
+// and its deadline as read at submission, never asked again.
+func TestTaskAsksTheCallersCtxForValuesOnly(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, pool.Options{Workers: 1})
+	deadline := time.Now().Add(time.Hour)
+	parent, cancel := context.WithDeadline(context.WithValue(context.Background(), ctxValueKey{}, "v"), deadline)
+	defer cancel()
+
+	seen, err := pool.Run(parent, p, readCtx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "v", seen.Value)
+	assert.True(t, seen.Deadline.Equal(deadline))
+
+	// Deadline is read once, at submission: the task's ctx answers from
+	// that, however often the task asks.
+	seen, err = pool.Run(testkit.NewFaultCtx(parent, "Deadline", 2, false), p, readCtx, 3)
+	require.NoError(t, err)
+	assert.True(t, seen.Deadline.Equal(deadline))
+
+	// Run asks no value at submission: the task's own ask panics.
+	_, err = pool.Run(testkit.NewFaultCtx(parent, "Value", 1, false), p, readCtx, 1)
+	var pe *pool.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Contains(t, fmt.Sprint(pe.Value), "FaultCtx: Value")
+
+	out, err := pool.Run(context.Background(), p, add, [2]int{2, 3})
+	require.NoError(t, err, "the pool serves on")
+	assert.Equal(t, 5, out)
 }
