@@ -17,9 +17,10 @@ import (
 // in Rejected, as a refused Submit does).
 //
 // Each task is what Submit would make of its input: the tasks get ctx
-// (each its own context derived from it), are queued in input order (so
-// a FIFO pool starts them in that order), are traced and labelled like
-// Submit's, and resolve exactly once. When ctx ends, every Future not
+// as Submit's do (each a context of its own; ctx is read once for the
+// batch), are queued in input order (so a FIFO pool starts them in that
+// order), are traced and labelled like Submit's, and resolve exactly
+// once. When ctx ends, every Future not
 // yet resolved resolves with ctx's error, and the tasks still queued
 // leave the queue at once. The inputs' *transfer.Buffers move only once
 // the batch is admitted, all together: one that can't move (it is
