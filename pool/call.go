@@ -171,13 +171,19 @@ func (c *call[In, Out]) prepare(tr seam.Carrier, stop context.Context) (err erro
 			return nil
 		}
 	} else {
-		if c.end.done == nil && (c.ctx == context.Background() || c.ctx == context.TODO()) {
+		switch {
+		case c.end.done != nil:
+			parent = &taskParent{values: c.ctx, deadline: c.end.deadline}
+		case c.ctx == context.Background() || c.ctx == context.TODO():
 			// No values and no end of its own: the pool's stop context is
 			// equivalent, and costs nothing.
 			c.runCtx = stop
 			return nil
+		default:
+			// Values, and no end but the pool's: no cancel of its own.
+			c.runCtx = &stoppedTask{taskParent{values: c.ctx, deadline: c.end.deadline}, stop}
+			return nil
 		}
-		parent = &taskParent{values: c.ctx, deadline: c.end.deadline}
 	}
 	c.runCtx, c.cancel = context.WithCancelCause(parent)
 	return nil

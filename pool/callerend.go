@@ -138,3 +138,25 @@ func (t *taskParent) Value(key any) any {
 	}
 	return t.values.Value(key)
 }
+
+// stoppedTask is a task's context when the caller's ctx never ends: the
+// caller's values and deadline, and the end of the pool's stop context
+// (Close), with its cause (ErrClosed) for context.Cause, which finds the
+// cancelCtx to ask through Value.
+type stoppedTask struct {
+	taskParent
+	stop context.Context
+}
+
+func (t *stoppedTask) Done() <-chan struct{} { return t.stop.Done() }
+func (t *stoppedTask) Err() error            { return t.stop.Err() }
+
+func (t *stoppedTask) Value(key any) any {
+	if key == cancelCtxKey {
+		return t.stop.Value(key)
+	}
+	if v := t.taskParent.Value(key); v != nil {
+		return v
+	}
+	return t.stop.Value(key) // the probe found no key: Cause asks by one unknown here
+}
