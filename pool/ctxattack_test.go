@@ -17,15 +17,21 @@ import (
 // A caller's ctx whose methods panic or block, from their 1st call to
 // their 6th, fails its own call or panics on its caller's goroutine, and
 // never the process or the pool: the pool calls the ctx's methods on the
-// caller's goroutine alone (natsremote's tests run the same on a Remote
-// pool).
+// caller's goroutine alone, and so does its Tracer (natsremote's tests run
+// the same on a Remote pool).
 func TestFaultyContextFailsItsOwnCallOnly(t *testing.T) {
 	t.Parallel()
 	for _, iso := range isolations {
-		t.Run(iso.String(), func(t *testing.T) {
-			t.Parallel()
-			ctxattack.Attack(t, newIsolatedPool(t, iso, pool.Options{Workers: 1}))
-		})
+		for _, traced := range []bool{false, true} {
+			name, o := iso.String(), pool.Options{Workers: 1}
+			if traced {
+				name, o.Tracer = name+"-traced", &fakeTracer{}
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				ctxattack.Attack(t, newIsolatedPool(t, iso, o))
+			})
+		}
 	}
 }
 
