@@ -44,7 +44,7 @@ func TestFaultyContextWaitingForRoomCostsNoSlot(t *testing.T) {
 	for _, method := range testkit.Methods {
 		for from := 1; from <= 6; from++ {
 			for _, block := range []bool{false, true} {
-				t.Run(testkit.NewFaultCtx(nil, method, from, block).String(), func(t *testing.T) {
+				t.Run(testkit.FaultName(method, from, block), func(t *testing.T) {
 					t.Parallel()
 					p := newPool(t, pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 					release := make(chan struct{})

@@ -159,7 +159,7 @@ func Attack(t *testing.T, p *pool.Pool) {
 	for _, method := range testkit.Methods {
 		for from := 1; from <= 6; from++ {
 			for _, block := range []bool{false, true} {
-				name := testkit.NewFaultCtx(nil, method, from, block).String()
+				name := testkit.FaultName(method, from, block)
 				for _, scenario := range scenarios {
 					for _, api := range apis {
 						t.Run(name+"/"+scenario+"/"+api.name, func(t *testing.T) {

@@ -39,13 +39,17 @@ func (c *FaultCtx) Blocked() <-chan struct{} { return c.blocked }
 // Context's would.
 func (c *FaultCtx) Release() { c.relOnce.Do(func() { close(c.release) }) }
 
-// String names the fault, for a test's name.
-func (c *FaultCtx) String() string {
+// String names the fault (see FaultName).
+func (c *FaultCtx) String() string { return FaultName(c.Method, c.From, c.Block) }
+
+// FaultName names a FaultCtx's fault, for a test's name:
+// METHOD-panics|blocks-from-call-N.
+func FaultName(method string, from int, block bool) string {
 	what := "panics"
-	if c.Block {
+	if block {
 		what = "blocks"
 	}
-	return fmt.Sprintf("%s-%s-from-call-%d", c.Method, what, c.From)
+	return fmt.Sprintf("%s-%s-from-call-%d", method, what, from)
 }
 
 // fault misbehaves if method is the faulty one and this is its From-th
