@@ -61,6 +61,23 @@ func BenchmarkPoolRun(b *testing.B) {
 			}
 		}
 	})
+	b.Run("peer=offload-submit-cancellable-ctx", func(b *testing.B) {
+		// Submit and Wait: the pool watches the ctx, which Run leaves to
+		// its caller.
+		p := newOffload(b, pool.Options{MinWorkers: workers})
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			f, err := pool.Submit(ctx, p, trivial, i)
+			if err == nil {
+				_, err = f.Wait()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("peer=offload-func", func(b *testing.B) {
 		// A closure (RunFunc), as ants and pond take one, rather than a
 		// registered task: what the closure costs on top of Run.

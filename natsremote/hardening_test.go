@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/ctxattack"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
@@ -42,4 +43,17 @@ func TestBadContextFailsItsOwnCall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5, out)
 	assert.Zero(t, p.Load().Busy)
+}
+
+// A caller's ctx whose methods panic or block, from their 1st call to
+// their 6th, fails its own call or panics on its caller's goroutine, and
+// never the process or the pool, on a Remote pool too (see the pool's
+// test of the same name for the other isolations).
+func TestFaultyContextFailsItsOwnCallOnly(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	serve(t, s, natsremote.ServeOptions{Pool: "faulty-ctx", Local: pool.Options{Workers: 1}})
+	p := remotePool(t, connect(t, s), "faulty-ctx", pool.Options{Workers: 1})
+	waitNodes(t, p, 1)
+	ctxattack.Attack(t, p)
 }

@@ -29,7 +29,7 @@ func (p *Pool) admit(j job, mode admitMode) error {
 // taken: a ctx that panics then fails its own caller and leaves the pool
 // as it was, and no caller can stall the lock.
 func (p *Pool) tryAdmit(j job, mode admitMode) error {
-	if err := j.check(); err != nil {
+	if err := j.check(mode&admitWatch != 0); err != nil {
 		return err
 	}
 	if err := j.unfitFor(p.opts.Isolation); err != nil {
@@ -76,7 +76,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 			p.mu.Unlock()
 			return p.fullErr()
 		}
-		if err := p.waitForRoom(j.context()); err != nil {
+		if err := p.waitForRoom(j.callerEnd()); err != nil {
 			return err // waitForRoom has unlocked
 		}
 		since = 0 // the wait for room is not time in the queue

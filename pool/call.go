@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
@@ -17,21 +16,24 @@ type call[In, Out any] struct {
 	Future[Out]
 	link link
 	def  *taskDef[In, Out] // nil for an unregistered task
-	ctx  context.Context   // the caller's
+	ctx  context.Context   // the caller's: for its values, which InProcess tasks see
 	in   In
 
+	// end is how the caller's ctx ends, read by check: the pool works
+	// from it, never from ctx's methods (see callerEnd).
+	end callerEnd
+
 	// Set by prepare, before admission: the task's context, and its cancel
-	// when the caller's ctx can end.
+	// unless it is the pool's stop context.
 	runCtx context.Context
 	cancel context.CancelCauseFunc
 
-	// unwatch stops the AfterFunc that Submit sets on a cancellable ctx.
+	// unwatch stops the AfterFunc that Submit sets on a ctx of package
+	// context's making (see watch).
 	unwatch func() bool
 
-	// payload is the encoded input, and deadline the caller's ctx's, for
-	// a transport.
-	payload  []byte
-	deadline time.Time
+	// payload is the encoded input, for a transport.
+	payload []byte
 
 	// span is the task's span when the pool has a Tracer (see tracer.go),
 	// nil once ended; trace the caller's trace context, encoded for a
@@ -130,51 +132,60 @@ func (c *call[In, Out]) wake() {
 	c.Future.wake()
 }
 
-func (c *call[In, Out]) queueLink() *link         { return &c.link }
-func (c *call[In, Out]) context() context.Context { return c.ctx }
-func (c *call[In, Out]) name() string             { return c.def.name }
+func (c *call[In, Out]) queueLink() *link      { return &c.link }
+func (c *call[In, Out]) callerEnd() *callerEnd { return &c.end }
+func (c *call[In, Out]) name() string          { return c.def.name }
 
-func (c *call[In, Out]) check() error { return submissionErr(c.ctx, c.def != nil) }
-
-// submissionErr refuses a submission to ctx of a task, registered or not,
-// before any work: Submit's and SubmitAll's check.
-func submissionErr(ctx context.Context, registered bool) error {
-	switch {
-	case ctx == nil:
-		return errNilContext
-	case !registered:
-		return ErrUnknownTask
-	}
-	return ctx.Err()
+func (c *call[In, Out]) check(watched bool) (err error) {
+	c.end, err = readSubmission(c.ctx, c.def != nil, watched)
+	return err
 }
 
+// readSubmission refuses a submission to ctx of a task, registered or
+// not, before any work, or reads how ctx ends (see readEnd): Submit's and
+// SubmitAll's check.
+func readSubmission(ctx context.Context, registered, watched bool) (callerEnd, error) {
+	switch {
+	case ctx == nil:
+		return callerEnd{}, errNilContext
+	case !registered:
+		return callerEnd{}, ErrUnknownTask
+	}
+	return readEnd(ctx, watched)
+}
+
+// prepare encodes the input for tr, if the task crosses, and derives the
+// task's context from what check read of the caller's: never from the
+// caller's ctx itself, whose methods the derivation would call, and
+// package context's goroutines with it (see callerEnd). A task run
+// elsewhere sees none of ctx's values; its runner gets the deadline in the
+// call.
 func (c *call[In, Out]) prepare(tr seam.Carrier, stop context.Context) (err error) {
+	parent := context.Background()
 	if tr != nil {
 		if c.payload, err = tr.Encode(c.def.name, c.trace, c.in, c.def.holdsIn); err != nil {
 			return err
 		}
-		// A task run elsewhere sees none of ctx's values, and its runner
-		// must not call ctx's methods on the worker goroutine (they may
-		// panic or block): it gets a context of the pool's own that ends
-		// when ctx does, and ctx's deadline, read here.
-		c.deadline, _ = c.ctx.Deadline()
-		if c.ctx.Done() == nil {
-			c.runCtx = stop
-		} else {
-			c.runCtx, c.cancel = context.WithCancelCause(c.ctx)
+		if c.end.done == nil {
+			c.runCtx = stop // it ends when the pool closes, and costs nothing
+			return nil
 		}
-		return nil
+	} else {
+		switch {
+		case c.end.done != nil:
+			parent = &taskParent{values: c.ctx, deadline: c.end.deadline}
+		case c.ctx == context.Background() || c.ctx == context.TODO():
+			// No values and no end of its own: the pool's stop context is
+			// equivalent, and costs nothing.
+			c.runCtx = stop
+			return nil
+		default:
+			// Values, and no end but the pool's: no cancel of its own.
+			c.runCtx = &stoppedTask{taskParent{values: c.ctx, deadline: c.end.deadline}, stop}
+			return nil
+		}
 	}
-	switch {
-	case c.ctx == context.Background() || c.ctx == context.TODO():
-		// No values and no end of its own: the pool's stop context is
-		// equivalent, and costs nothing.
-		c.runCtx = stop
-	case c.ctx.Done() == nil:
-		c.runCtx = &stopCtx{Context: c.ctx, stop: stop}
-	default:
-		c.runCtx, c.cancel = context.WithCancelCause(c.ctx)
-	}
+	c.runCtx, c.cancel = context.WithCancelCause(parent)
 	return nil
 }
 
@@ -203,32 +214,26 @@ func (c *call[In, Out]) enter(p *Pool, watch bool) error {
 }
 
 // watch sets the future to resolve when the caller's ctx ends (see
-// job.enter). p.mu is held.
+// job.enter). p.mu is held: nothing here calls the caller's code. A ctx
+// of package context's making is followed by context.AfterFunc on the
+// cancellable ctx readEnd found behind it; any other, by a goroutine that
+// waits on its Done channel (package context would start one too, and
+// call the ctx's methods from it).
 func (c *call[In, Out]) watch(p *Pool) {
-	if c.cancel != nil {
-		// The func reads its own copy of the context: it may run after
-		// forget. Only the caller's end ends it: finish and fail stop it
-		// before they cancel the context themselves.
-		ctx := c.runCtx
-		c.unwatch = context.AfterFunc(ctx, func() { p.abandon(c, ctx.Err()) })
+	done := c.end.done
+	if done == nil {
+		return
 	}
-}
-
-// stopCtx is a task's context when the caller's never ends but carries
-// values: it keeps the values and ends when the pool closes, with the
-// pool's cause (ErrClosed) for context.Cause, which finds the cancelCtx
-// to ask through Value.
-type stopCtx struct {
-	context.Context
-	stop context.Context
-}
-
-func (c *stopCtx) Done() <-chan struct{} { return c.stop.Done() }
-func (c *stopCtx) Err() error            { return c.stop.Err() }
-
-func (c *stopCtx) Value(key any) any {
-	if v := c.Context.Value(key); v != nil {
-		return v
+	// The func keeps its own copy of what it reads: it may run after
+	// forget. finish and fail stop it before they cancel the task's
+	// context themselves.
+	std := c.end.std
+	c.end.std = nil // not kept past here: it holds the caller's ctx
+	end := c.end
+	abandon := func() { p.abandon(c, end.err()) }
+	if std != nil {
+		c.unwatch = context.AfterFunc(std, abandon)
+		return
 	}
-	return c.stop.Value(key)
+	afterEnd(done, c.runCtx.Done(), abandon)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
-	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/prof"
@@ -36,7 +35,7 @@ func (c *call[In, Out]) run(r seam.Runner, scratch *seam.Call) outcome {
 func (c *call[In, Out]) runThere(r seam.Runner, m *seam.Call) outcome {
 	var out Out
 	*m = seam.Call{Task: c.def.name, Payload: c.payload, Trace: c.trace, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover,
-		Start: m.Start, MaxWait: m.MaxWait, Queued: m.Queued, Deadline: c.deadline}
+		Start: m.Start, MaxWait: m.MaxWait, Queued: m.Queued, Deadline: c.end.deadline}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c
 	}
@@ -126,16 +125,20 @@ func (c *call[In, Out]) ran() {
 // quitErr) even if nobody has failed the future yet: the task may have
 // returned because of that end, with a result that means nothing, and it
 // counts as Canceled whoever resolves it; so does a task that failed once
-// the caller's deadline had passed. (finish has stopped the
-// AfterFunc that would have failed it, so conclude delivers the error.)
+// the caller's deadline had passed. (finish has stopped the watch that
+// would have failed it, so conclude delivers the error.) It reads the
+// caller's ctx through c.end alone: it runs on the worker's goroutine.
 func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	result := completed
 	if err != nil {
 		result = failed
 	}
-	if c.cancel != nil {
-		end := c.ctx.Err()
-		if end == nil && err != nil && c.pastDeadline() {
+	if c.end.done != nil {
+		var end error
+		switch {
+		case c.end.ended():
+			end = c.end.err()
+		case err != nil && c.end.pastDeadline():
 			// The task failed at or after the caller's deadline, before the
 			// ctx's own timer fired: a node that enforces the deadline
 			// itself answers that soon. It ended because of the deadline.
@@ -157,12 +160,6 @@ func (c *call[In, Out]) conclude(out Out, err error) outcome {
 	}
 	c.out, c.err = out, err
 	return result
-}
-
-// pastDeadline reports whether the caller's deadline, if any, has passed.
-func (c *call[In, Out]) pastDeadline() bool {
-	dl, ok := c.ctx.Deadline()
-	return ok && !time.Now().Before(dl)
 }
 
 // finish stops what prepare and enter set up, once the task has run: the

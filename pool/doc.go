@@ -21,9 +21,25 @@
 // A worker process that dies takes none of the caller's memory with it: what
 // it held is freed once it is reaped.
 //
+// The pool reads a caller's ctx once, on the caller's goroutine, as Run,
+// Submit, SubmitBlocking or SubmitAll is called: Done and Deadline, and
+// for a call it will watch (all but Run's) Value once, to find package
+// context's cancellable ctx behind it. From then on it works from the Done
+// channel and the deadline alone, and calls none of ctx's methods on a
+// goroutine of its own, nor lets package context call them on one of its
+// own: a ctx whose methods panic panics in its caller, one whose methods
+// block blocks its caller, and neither reaches the pool or the process.
+// A call whose ctx ends fails with context.DeadlineExceeded once ctx's
+// deadline has passed, context.Canceled otherwise: what ctx.Err reports
+// under Context's contract, told without calling it.
+//
 // What of a caller's ctx a task sees depends on where it runs. In process
-// (InProcess) the task's ctx derives from the caller's: every value, the
-// deadline and the cancellation. In a worker process (Subprocess) or on a
+// (InProcess) the task gets a ctx of the pool's own with the caller's
+// values, its deadline as read at the call, and its end: cancelled when
+// the caller's ctx ends (or the pool closes), with the cause
+// (context.Canceled, context.DeadlineExceeded or ErrClosed). A task that
+// asks it for a value asks the caller's ctx, on the task's goroutine: a
+// panic there is the task's, a *PanicError. In a worker process (Subprocess) or on a
 // node (Remote) the task gets a ctx of that side's own, and only the end
 // of the caller's crosses: it is cancelled when the caller's ctx ends, by
 // cancellation or at its deadline, with the cause (context.Canceled,

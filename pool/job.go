@@ -14,18 +14,23 @@ import (
 // forget and drop let go of it.
 type job interface {
 	queueLink() *link
-	context() context.Context // the caller's
-	name() string             // the task's
+	callerEnd() *callerEnd // how the caller's ctx ends, as check read it
+	name() string          // the task's
 	// check refuses a submission that can't be taken, before any work: a
-	// nil ctx, an unregistered task, a caller who has given up already.
-	check() error
+	// nil ctx, an unregistered task, a caller who has given up already;
+	// and reads how the caller's ctx ends (see callerEnd), with what watch
+	// needs if the call will be watched. The pool's own code calls the
+	// caller's ctx's methods nowhere else (a Tracer is handed the ctx
+	// after, on the same goroutine).
+	check(watched bool) error
 	// unfitFor refuses, on a pool of isolation iso, a task whose input or
 	// output type would not cross to its workers intact.
 	unfitFor(iso Isolation) error
 	// prepare does the submission's work that calls into the caller's
 	// code, before the pool's lock: it encodes the input for tr (nil for
 	// InProcess), so that a value that can't cross fails at once and costs
-	// no slot, and derives the task's context from the caller's and stop.
+	// no slot, and derives the task's context from what check read of
+	// the caller's ctx, and stop.
 	prepare(tr seam.Carrier, stop context.Context) error
 	// startSpan starts the task's span with t, for a pool of isolation
 	// iso, and if the task crosses to a worker process or node, encodes
@@ -38,8 +43,8 @@ type job interface {
 	// enter takes the admitted job in, under the pool's lock: its input's
 	// Buffers are handed over to the call (a refused call must leave the
 	// caller's Buffers alone), and with watch the future is set to resolve
-	// when the caller's ctx ends — by watching the derived context, which
-	// is the pool's own, so that no caller code runs under the lock. On
+	// when the caller's ctx ends — by watching its Done channel as check
+	// read it, so that no caller code runs under the lock, nor after. On
 	// error nothing has changed.
 	enter(p *Pool, watch bool) error
 	// run executes the task — on this goroutine, or through r with the

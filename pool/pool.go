@@ -124,7 +124,10 @@ func (p *Pool) Options() Options {
 
 // Run submits in to task and waits for its result. It fails at once with
 // ErrQueueFull when the pool is at capacity and with ErrClosed after
-// Shutdown or Close. The task gets ctx; when ctx ends, Run returns at once:
+// Shutdown or Close. The task's ctx ends when ctx does (the package doc
+// says what else of ctx it sees, and what the pool reads of ctx, when: a
+// panic in ctx's methods is Run's caller's own); when ctx ends, Run
+// returns at once:
 // with ctx's error if the task was still queued (it then never runs); if it
 // was running, InProcess with ctx's error (the goroutine goes on until the
 // task returns, keeping its worker busy), Subprocess with an error matching
@@ -137,13 +140,14 @@ func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (
 		var zero Out
 		return zero, err // c is dropped by admit
 	}
-	if ctx.Done() == nil {
+	// The call's end, read at admission: Run calls ctx's methods no more.
+	if done := c.end.done; done == nil {
 		<-c.signal // a plain receive is cheaper than a select
 	} else {
 		select {
 		case <-c.signal:
-		case <-ctx.Done():
-			p.abandon(c, ctx.Err())
+		case <-done:
+			p.abandon(c, c.end.err())
 			<-c.signal // resolved now, by us or by the worker that beat us
 		}
 	}

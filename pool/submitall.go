@@ -17,9 +17,10 @@ import (
 // in Rejected, as a refused Submit does).
 //
 // Each task is what Submit would make of its input: the tasks get ctx
-// (each its own context derived from it), are queued in input order (so
-// a FIFO pool starts them in that order), are traced and labelled like
-// Submit's, and resolve exactly once. When ctx ends, every Future not
+// as Submit's do (each a context of its own; ctx is read once for the
+// batch), are queued in input order (so a FIFO pool starts them in that
+// order), are traced and labelled like Submit's, and resolve exactly
+// once. When ctx ends, every Future not
 // yet resolved resolves with ctx's error, and the tasks still queued
 // leave the queue at once. The inputs' *transfer.Buffers move only once
 // the batch is admitted, all together: one that can't move (it is
@@ -41,7 +42,7 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 	if err := p.usable(); err != nil {
 		return nil, err
 	}
-	err := submissionErr(ctx, task.def != nil)
+	end, err := readSubmission(ctx, task.def != nil, true)
 	if err == nil {
 		err = task.def.unfit.on(p.opts.Isolation)
 	}
@@ -52,7 +53,7 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 		p.stats.rejected.Add(uint64(len(ins)))
 		return nil, err
 	}
-	b := newBatch(task.def, ctx, ins)
+	b := newBatch(task.def, ctx, end, ins)
 	if err = admitBatch(p, b); err != nil {
 		p.stats.rejected.Add(uint64(len(ins)))
 		for _, chunk := range b {
@@ -79,13 +80,13 @@ type batch[In, Out any] [][]call[In, Out]
 
 const batchChunk = 64
 
-func newBatch[In, Out any](def *taskDef[In, Out], ctx context.Context, ins []In) batch[In, Out] {
+func newBatch[In, Out any](def *taskDef[In, Out], ctx context.Context, end callerEnd, ins []In) batch[In, Out] {
 	b := make(batch[In, Out], 0, (len(ins)+batchChunk-1)/batchChunk)
 	for len(ins) > 0 {
 		chunk := make([]call[In, Out], min(len(ins), batchChunk))
 		for i := range chunk {
 			c := &chunk[i]
-			c.def, c.ctx, c.in = def, ctx, ins[i]
+			c.def, c.ctx, c.end, c.in = def, ctx, end, ins[i]
 			c.link.job = c
 		}
 		b = append(b, chunk)
@@ -157,7 +158,7 @@ func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
 			return err
 		}
 	}
-	if first.cancel != nil { // the batch shares one ctx: all or none have one
+	if first.end.done != nil { // the batch shares one ctx
 		for _, chunk := range b {
 			for i := range chunk {
 				chunk[i].watch(p)

@@ -20,9 +20,10 @@ import (
 // call.)
 type Tracer interface {
 	// StartTask starts the span of one task as the pool takes it in, on
-	// the submitter's goroutine: ctx is the caller's, and the context it
-	// returns (ctx with the span) is the one the task's context derives
-	// from. It is called for every submission that gets past the
+	// the submitter's goroutine: ctx is the caller's (ask its methods
+	// outside any lock of the Tracer's: one that blocks blocks whoever
+	// asks), and the context it returns (ctx with the span) is the one
+	// whose values the task's context has. It is called for every submission that gets past the
 	// submission's own checks (a nil ctx, an unregistered task, a ctx
 	// ended already), admitted or not. A nil TaskSpan means the task has
 	// none (its trace context is still sent).

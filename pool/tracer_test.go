@@ -37,10 +37,10 @@ type fakeSpan struct {
 }
 
 func (t *fakeTracer) StartTask(ctx context.Context, task pool.TaskInfo) (context.Context, pool.TaskSpan) {
+	parent, _ := ctx.Value(spanKey{}).(string) // not under t.mu: the caller's ctx may block
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := &fakeSpan{id: fmt.Sprintf("span-%d", len(t.spans)+1), task: task}
-	s.parent, _ = ctx.Value(spanKey{}).(string)
+	s := &fakeSpan{id: fmt.Sprintf("span-%d", len(t.spans)+1), task: task, parent: parent}
 	t.spans = append(t.spans, s)
 	return context.WithValue(ctx, spanKey{}, s.id), s
 }

@@ -1,7 +1,5 @@
 package pool
 
-import "context"
-
 // waiter is a SubmitBlocking caller waiting for an admission slot.
 type waiter struct {
 	ready   chan struct{} // closed when granted a slot or failed
@@ -46,17 +44,22 @@ func (l *waitList) remove(w *waiter) {
 
 // waitForRoom blocks, with p.mu held on entry, until a slot is granted to
 // the caller (returning nil with p.mu held again and the slot counted in
-// p.inflight) or ctx ends or the pool closes (returning the error with p.mu
-// released). ctx is read only while p.mu is released.
-func (p *Pool) waitForRoom(ctx context.Context) error {
+// p.inflight) or the caller's ctx ends or the pool closes (returning the
+// error with p.mu released). It reads the caller's ctx through end alone,
+// so that nothing of the caller's can panic or block while it is in the
+// list, where a slot granted to nobody would be lost.
+func (p *Pool) waitForRoom(end *callerEnd) error {
 	w := &waiter{ready: make(chan struct{})}
 	p.waiters.w = append(p.waiters.w, w)
 	p.mu.Unlock()
 	select {
 	case <-w.ready:
-	case <-ctx.Done():
+	case <-end.done:
 	}
-	ended := ctx.Err()
+	var ended error
+	if end.ended() {
+		ended = end.err()
+	}
 	p.mu.Lock()
 	switch {
 	case w.err != nil:
