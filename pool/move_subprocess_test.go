@@ -179,10 +179,16 @@ func TestSubprocessBufferOwnership(t *testing.T) {
 			got.Parts[i].Release()
 		}
 
-		// A Buffer made by the worker arrives intact.
+		// A Buffer made by the worker arrives intact, and is the
+		// caller's: sent to a worker and back, it moves, not a copy.
 		made, err := pool.Run(ctx, p, makeBuffer, 1<<20)
 		require.NoError(t, err)
 		require.Equal(t, 1<<20, made.Len())
+		assert.Equal(t, byte(1000%251), made.Bytes()[1000])
+		first = &made.Bytes()[0]
+		made, err = pool.Run(ctx, p, echoBuffer, made)
+		require.NoError(t, err)
+		assert.Same(t, first, &made.Bytes()[0], "the worker's Buffer moved there and back")
 		assert.Equal(t, byte(1000%251), made.Bytes()[1000])
 		made.Release()
 	})

@@ -44,7 +44,7 @@ func newServer(conn *workerproc.Conn) *server {
 	return &server{
 		conn:      conn,
 		maxOutput: conn.MaxFrame() - frameSlack,
-		link:      newPeerLink(conn.MaxFrame()),
+		link:      newPeerLink(conn.MaxFrame(), shmbuf.WorkerSide),
 		exit:      make(chan int, 1),
 		running:   map[uint64]context.CancelCauseFunc{},
 	}
@@ -160,8 +160,11 @@ func (s *server) finish(id uint64, out output) {
 	s.reply(workerproc.Frame{Kind: out.kind, ID: id, Body: out.body}, out.segs, out.broken)
 }
 
-// reply sends f with the segments it needs and the releases due.
+// reply sends f with the segments it needs and the releases due, then
+// closes the descriptors of the segments it gave: the parent has its
+// own (or, if the frame could not be sent, the memory is lost with it).
 func (s *server) reply(f workerproc.Frame, segs []shmbuf.Segment, broken bool) {
+	defer shmbuf.CloseGiven(segs)
 	if err := s.link.seal(&f, segs, broken, false); err != nil {
 		// The output's Buffers are lent but can't be sent: report it, and
 		// have the pool retire this process.
