@@ -247,10 +247,12 @@ func (p *peer) commit(moves []outbound) ([]Segment, error) {
 // Hostile input is an error, never a panic or an access out of bounds: a
 // malformed extension payload, a reference to a segment not adopted, one
 // outside its segment, one held twice, or one to this process's memory that
-// was never lent to this peer all fail with ErrBadRef. On any error every
-// Buffer the message did resolve is released again (so its memory isn't
-// leaked); the references after a corrupt spot can't be read, so a peer
-// that sends a corrupt message should be closed. dec should come from
+// was never lent to this peer all fail with ErrBadRef; on the ParentSide a
+// reference into a given segment resolves only at its start, and only
+// once. On any error every Buffer the message did resolve is released
+// again (so its memory isn't leaked) and the given segments no reference
+// resolved are destroyed; the references after a corrupt spot can't be
+// read, so a peer that sends a corrupt message should be closed. dec should come from
 // NewDecoder and the bytes should have passed ValidateMessage (Unmarshal
 // does both): the stock decoder trusts the lengths a message claims.
 // Safe for concurrent use, but not with other reads of dec.
