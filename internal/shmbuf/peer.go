@@ -15,12 +15,14 @@ import (
 // into the Buffer's shared segment instead of the bytes, and the segment's
 // descriptor travels with it. The Peer keeps the books that make this safe:
 //
-//   - which of this process's segments the remote side has mapped now;
-//   - which of this process's Buffers are lent to the remote side, so they
-//     can be freed when it releases them (ApplyReleases) or dies (Close);
-//   - which of the remote side's segments are mapped here (Adopt), and which
-//     Buffers over them are live here, so that their releases travel back
-//     (DrainReleases) and the mappings go away with them.
+//   - on the ParentSide, which of this process's segments the remote side
+//     has mapped now, and which of this process's Buffers are lent to it,
+//     so they can be freed when it releases them (ApplyReleases) or dies
+//     (Close); and which segments it gave are waiting for their Decode;
+//   - on the WorkerSide, which of the remote side's segments are mapped
+//     here (Adopt), and which Buffers over them are live here, so that
+//     their releases travel back (DrainReleases) and the mappings go away
+//     with them.
 //
 // Each Buffer has a segment of its own, and a segment is mapped on the
 // remote side only while the Buffer it holds is there: adopted with the
@@ -252,9 +254,10 @@ func (p *peer) commit(moves []outbound) ([]Segment, error) {
 // once. On any error every Buffer the message did resolve is released
 // again (so its memory isn't leaked) and the given segments no reference
 // resolved are destroyed; the references after a corrupt spot can't be
-// read, so a peer that sends a corrupt message should be closed. dec should come from
-// NewDecoder and the bytes should have passed ValidateMessage (Unmarshal
-// does both): the stock decoder trusts the lengths a message claims.
+// read, so a peer that sends a corrupt message should be closed. dec
+// should come from NewDecoder and the bytes should have passed
+// ValidateMessage (Unmarshal does both): the stock decoder trusts the
+// lengths a message claims.
 // Safe for concurrent use, but not with other reads of dec.
 func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 	err := dec.Decode(v)

@@ -166,8 +166,9 @@ func (s *server) finish(id uint64, out output) {
 func (s *server) reply(f workerproc.Frame, segs []shmbuf.Segment, broken bool) {
 	defer shmbuf.CloseGiven(segs)
 	if err := s.link.seal(&f, segs, broken, false); err != nil {
-		// The output's Buffers are lent but can't be sent: report it, and
-		// have the pool retire this process.
+		// The output's Buffers left this process's books but can't be
+		// sent: report it, and have the pool retire this process, which
+		// frees those of the pool's it was returning.
 		f = workerproc.Frame{Kind: kindError, ID: f.ID, Body: []byte("pool: worker: output: " + err.Error())}
 		_ = s.link.seal(&f, nil, true, false)
 	}
