@@ -15,8 +15,9 @@
 // rejected call leaves it alone) and the receiver gets the same memory — a
 // pointer in process; for Subprocess workers, the Buffer's own shared-memory
 // segment, which the worker maps only while it holds the Buffer (a task
-// reaches the Buffers its call carries, none of the others the caller
-// made), so that moving 44 MiB costs about what a 1 KB round trip does. Input Buffers a task neither releases nor returns are released
+// reaches the Buffers its call carries, none of the caller's others; one a
+// task returns becomes the caller's), so that moving 44 MiB costs about
+// what a 1 KB round trip does. Input Buffers a task neither releases nor returns are released
 // when it returns; Buffers the caller gets back are the caller's to Release.
 // A worker process that dies takes none of the caller's memory with it: what
 // it held is freed once it is reaped.

@@ -97,10 +97,23 @@ func overwritten(b []byte, seed byte) int {
 	return n
 }
 
+// madeOverwritten counts the bytes of b, made by makeBuffer, that are no
+// longer i%251.
+func madeOverwritten(b []byte) int {
+	n := 0
+	for i, c := range b {
+		if c != byte(i%251) {
+			n++
+		}
+	}
+	return n
+}
+
 // TestSubprocessTaskReachesOnlyItsBuffers: a task that writes over every
 // piece of Buffer memory its process can reach changes neither a Buffer
 // the caller kept and never sent, nor one an earlier call carried and
-// gave back (issue 35, item 5).
+// gave back, nor one an earlier task in the same process made and
+// returned (issue 35, item 5).
 func TestSubprocessTaskReachesOnlyItsBuffers(t *testing.T) {
 	p, _ := newProcPool(t, pool.Options{Workers: 1})
 	ctx := testCtx(t)
@@ -110,6 +123,9 @@ func TestSubprocessTaskReachesOnlyItsBuffers(t *testing.T) {
 	returned, err := pool.Run(ctx, p, echoBuffer, filled(t, 4096, 5))
 	require.NoError(t, err)
 	defer returned.Release()
+	made, err := pool.Run(ctx, p, makeBuffer, 4096)
+	require.NoError(t, err)
+	defer made.Release()
 
 	reach, err := pool.Run(ctx, p, scribbleShared, filled(t, 4096, 7))
 	require.NoError(t, err)
@@ -118,4 +134,5 @@ func TestSubprocessTaskReachesOnlyItsBuffers(t *testing.T) {
 
 	assert.Zero(t, overwritten(kept.Bytes(), 3), "bytes of a Buffer the caller kept and never sent (of %d)", kept.Len())
 	assert.Zero(t, overwritten(returned.Bytes(), 5), "bytes of a Buffer an earlier call gave back (of %d)", returned.Len())
+	assert.Zero(t, madeOverwritten(made.Bytes()), "bytes of a Buffer an earlier task made and the caller kept (of %d)", made.Len())
 }

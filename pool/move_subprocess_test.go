@@ -179,10 +179,16 @@ func TestSubprocessBufferOwnership(t *testing.T) {
 			got.Parts[i].Release()
 		}
 
-		// A Buffer made by the worker arrives intact.
+		// A Buffer made by the worker arrives intact, and is the
+		// caller's: sent to a worker and back, it moves, not a copy.
 		made, err := pool.Run(ctx, p, makeBuffer, 1<<20)
 		require.NoError(t, err)
 		require.Equal(t, 1<<20, made.Len())
+		assert.Equal(t, byte(1000%251), made.Bytes()[1000])
+		first = &made.Bytes()[0]
+		made, err = pool.Run(ctx, p, echoBuffer, made)
+		require.NoError(t, err)
+		assert.Same(t, first, &made.Bytes()[0], "the worker's Buffer moved there and back")
 		assert.Equal(t, byte(1000%251), made.Bytes()[1000])
 		made.Release()
 	})
@@ -349,10 +355,13 @@ func TestSubprocessDeadWorkerLeaksNothing(t *testing.T) {
 				assert.True(t, big.Detached())
 				require.NoError(t, p.Shutdown(ctx))
 
-				assert.Equal(t, base, transfer.Stats().InUse, "the moved 44 MiB is freed")
+				assert.Equal(t, base+2<<20, transfer.Stats().InUse, "the moved 44 MiB is freed; the worker's 2 MiB Buffer is ours")
 				assert.Equal(t, byte(77%251), made.Bytes()[77], "the dead worker's Buffer is still readable")
 				made.Release()
-				assert.Equal(t, before, resourcesNow(t), "no descriptor or mapping leaked")
+				assert.Equal(t, base, transfer.Stats().InUse)
+				// The worker's Buffer's segment is this process's now: kept
+				// for reuse, one descriptor and one mapping.
+				assert.Equal(t, resources{before.fds + 1, before.mappings + 1}, resourcesNow(t), "no descriptor or mapping leaked")
 			})
 		})
 	}

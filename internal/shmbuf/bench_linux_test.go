@@ -20,6 +20,7 @@ func hop(b *testing.B, from, to *peer, v, out any) {
 			b.Fatal(err)
 		}
 	}
+	CloseGiven(segs)
 	if err := to.Unmarshal(data, out); err != nil {
 		b.Fatal(err)
 	}

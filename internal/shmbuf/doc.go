@@ -8,9 +8,10 @@
 // Moving a Buffer means giving its memory to a new handle and detaching
 // the old one: MoveAt within a process, Peer.Encode and Peer.Decode
 // between processes. Each Buffer's memory is a segment of its own (see
-// arena), and a process maps another's segment only while it holds the
-// Buffer in it (see peer): what a worker process can reach of its parent's
-// memory is the Buffers its calls carry, not the rest of an arena. Package transfer holds the user's API and its
-// contract; the pool, its transports and the codec import this package
-// directly.
+// arena), a worker maps its parent's segment only while it holds the
+// Buffer in it, and a worker gives the segments it sends to its parent
+// for good (see peer and Side): what a worker process can reach is the
+// Buffers its calls carry now, not the rest of an arena nor what it
+// returned. Package transfer holds the user's API and its contract; the
+// pool, its transports and the codec import this package directly.
 package shmbuf

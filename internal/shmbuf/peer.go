@@ -15,12 +15,14 @@ import (
 // into the Buffer's shared segment instead of the bytes, and the segment's
 // descriptor travels with it. The Peer keeps the books that make this safe:
 //
-//   - which of this process's segments the remote side has mapped now;
-//   - which of this process's Buffers are lent to the remote side, so they
-//     can be freed when it releases them (ApplyReleases) or dies (Close);
-//   - which of the remote side's segments are mapped here (Adopt), and which
-//     Buffers over them are live here, so that their releases travel back
-//     (DrainReleases) and the mappings go away with them.
+//   - on the ParentSide, which of this process's segments the remote side
+//     has mapped now, and which of this process's Buffers are lent to it,
+//     so they can be freed when it releases them (ApplyReleases) or dies
+//     (Close); and which segments it gave are waiting for their Decode;
+//   - on the WorkerSide, which of the remote side's segments are mapped
+//     here (Adopt), and which Buffers over them are live here, so that
+//     their releases travel back (DrainReleases) and the mappings go away
+//     with them.
 //
 // Each Buffer has a segment of its own, and a segment is mapped on the
 // remote side only while the Buffer it holds is there: adopted with the
@@ -29,12 +31,18 @@ import (
 // another Buffer of the sender's, however far it writes past its own; a
 // segment coming back is sent again the next time it leaves.
 //
-// Either side can allocate: each process has its own arena and sends its
-// own segments, so a worker returns a Buffer to its parent exactly as the
-// parent sends one to it, and neither ever allocates in the other's
-// memory (which would need a cross-process allocator and would let a dying
-// worker corrupt the parent's free lists). A Buffer that goes back to the
-// process that owns its segment travels as a reference too and simply
+// Either side can allocate, each in its own arena, and neither ever
+// allocates in the other's memory (which would need a cross-process
+// allocator and would let a dying worker corrupt the parent's free
+// lists). The two sides differ in what happens to a segment they send
+// (see Side): the parent lends its own, which stay in its arena; the
+// worker gives its own away, unmapping them and passing their descriptors
+// on, and the parent takes them into its arena (Adopt keeps the
+// descriptor; Decode makes the segment the parent's under an index of
+// its own). So every Buffer that reaches the parent is the parent's, a
+// worker reaches only the Buffers it holds now, and releases travel one
+// way only, from the worker to the parent. A Buffer that goes back to the
+// process that lent its segment travels as a reference too and simply
 // becomes that process's Buffer again: the same memory, not a copy.
 //
 // Every method is safe for concurrent use. After Close every method fails
@@ -42,6 +50,7 @@ import (
 // Use NewPeer; the zero Peer is not usable.
 type peer struct {
 	arena *arena
+	side  Side
 
 	mu       sync.Mutex
 	closed   bool
@@ -50,31 +59,37 @@ type peer struct {
 	maps     map[SegmentID]*mapping // remote segments mapped here
 	held     map[Ref]bool           // remote blocks live here
 	releases []Ref                  // remote blocks released here, to report
+	given    map[SegmentID]*gift    // ParentSide: segments given, not taken over yet
 }
 
-// NewPeer returns the Peer of a new connection to another process, over
-// the process arena.
-func NewPeer() Peer { return newPeer(processArena()) }
+// NewPeer returns this side's Peer of a new connection between a parent
+// and a worker process, over the process arena.
+func NewPeer(side Side) Peer { return newPeer(processArena(), side) }
 
-func newPeer(a *arena) *peer {
+func newPeer(a *arena, side Side) *peer {
 	return &peer{
 		arena: a,
+		side:  side,
 		sent:  map[SegmentID]bool{},
 		lent:  map[Ref]*block{},
 		maps:  map[SegmentID]*mapping{},
 		held:  map[Ref]bool{},
+		given: map[SegmentID]*gift{},
 	}
 }
 
 // Encode writes v with enc and moves every Buffer in it to the remote side:
 // each is written as a reference (msgpack extension ExtID), its handle in v
 // is detached, and its memory is lent to the peer until the peer releases
-// it. A Buffer made by Move, or received from a different peer, is first
-// copied into this process's arena (once). Encode returns the segments the
-// message references that the peer hasn't mapped: the caller must
-// send their descriptors with the message, in order, and the peer must
-// Adopt them before it Decodes the message. If the message can't be
-// delivered after all, the connection is broken: Close the Peer.
+// it (ParentSide) or given to the peer for good (WorkerSide: unmapped
+// here, its segment's descriptor the caller's). A Buffer made by Move, or
+// received from a different peer, is first copied into this process's
+// arena (once). Encode returns the segments the message references that
+// the peer hasn't mapped: the caller must send their descriptors with the
+// message, in order, then close the given ones (CloseGiven), and the peer
+// must Adopt them before it Decodes the message. If the message can't be
+// delivered after all, the connection is broken: Close the Peer (and
+// CloseGiven the segments: the memory in them is lost with the message).
 //
 // Encode first checks v as Check does, so a value that can't cross fails
 // with ErrNotTransferable (or ErrDetached) before anything is written or
@@ -191,10 +206,17 @@ func (p *peer) commit(moves []outbound) ([]Segment, error) {
 		p.mu.Unlock()
 		return nil, ErrPeerClosed
 	}
-	var originals []*block
+	var originals, gifts []*block
 	for _, m := range moves {
+		if m.orig != m.send {
+			originals = append(originals, m.orig)
+		}
 		if m.send.remote != nil { // back to its owner: forget it, report nothing
 			p.forgetLocked(m.send, false)
+			continue
+		}
+		if p.side == WorkerSide {
+			gifts = append(gifts, m.send)
 			continue
 		}
 		p.lent[m.send.localRef()] = m.send
@@ -203,11 +225,13 @@ func (p *peer) commit(moves []outbound) ([]Segment, error) {
 			p.sent[seg.id] = true
 			segs = append(segs, Segment{ID: seg.id, FD: seg.fd, Size: len(seg.mem)})
 		}
-		if m.orig != m.send {
-			originals = append(originals, m.orig)
-		}
 	}
 	p.mu.Unlock()
+	for _, blk := range gifts {
+		id := blk.seg.id
+		fd, size := p.arena.giveAway(blk)
+		segs = append(segs, Segment{ID: id, FD: fd, Size: size, Given: true})
+	}
 	// Outside p.mu: an original from another peer releases through that
 	// peer's lock.
 	for _, blk := range originals {
@@ -225,12 +249,15 @@ func (p *peer) commit(moves []outbound) ([]Segment, error) {
 // Hostile input is an error, never a panic or an access out of bounds: a
 // malformed extension payload, a reference to a segment not adopted, one
 // outside its segment, one held twice, or one to this process's memory that
-// was never lent to this peer all fail with ErrBadRef. On any error every
-// Buffer the message did resolve is released again (so its memory isn't
-// leaked); the references after a corrupt spot can't be read, so a peer
-// that sends a corrupt message should be closed. dec should come from
-// NewDecoder and the bytes should have passed ValidateMessage (Unmarshal
-// does both): the stock decoder trusts the lengths a message claims.
+// was never lent to this peer all fail with ErrBadRef; on the ParentSide a
+// reference into a given segment resolves only at its start, and only
+// once. On any error every Buffer the message did resolve is released
+// again (so its memory isn't leaked) and the given segments no reference
+// resolved are destroyed; the references after a corrupt spot can't be
+// read, so a peer that sends a corrupt message should be closed. dec
+// should come from NewDecoder and the bytes should have passed
+// ValidateMessage (Unmarshal does both): the stock decoder trusts the
+// lengths a message claims.
 // Safe for concurrent use, but not with other reads of dec.
 func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 	err := dec.Decode(v)
@@ -263,6 +290,7 @@ func (p *peer) Decode(dec *msgpack.Decoder, v any) error {
 		for _, b := range resolved {
 			b.Release()
 		}
+		p.dropGifts()
 		return err
 	}
 	return nil

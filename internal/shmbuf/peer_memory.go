@@ -18,14 +18,19 @@ type mapping struct {
 
 // Adopt maps a segment the remote side sent (the Segment its Encode
 // returned, and the descriptor received with the message) so that the
-// references into it can be decoded. The segment stays mapped while the
-// Buffer over it is live here: when it is released or sent back, or with
-// Close if no reference to it arrived. Adopt takes ownership of fd and always closes it, on
-// success too: the mapping alone keeps the memory. It fails with
-// ErrBadSegment for a descriptor that isn't a memfd sealed against
+// references into it can be decoded. Adopt takes ownership of fd. On the
+// WorkerSide the segment is lent: Adopt closes fd, on success too (the
+// mapping alone keeps the memory), and the segment stays mapped while the
+// Buffer over it is live here: until it is released or sent back, or
+// Close if no reference to it arrived. On the ParentSide the segment is
+// given: Adopt keeps fd, and the Decode that resolves the reference into
+// it makes the segment this process's (a size class's size is required);
+// a failed Decode or Close destroys those no Decode resolved. Adopt fails
+// with ErrBadSegment for a descriptor that isn't a memfd sealed against
 // shrinking (a segment that could shrink would turn reads into SIGBUS), is
 // smaller than size, or names this process's own arena or a segment already
-// adopted; with ErrPeerClosed after Close; with ErrUnsupported off Linux.
+// adopted; with ErrPeerClosed after Close; with ErrUnsupported where
+// segments can't be shared.
 func (p *peer) Adopt(id SegmentID, fd int, size int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -45,6 +50,9 @@ func (p *peer) Adopt(id SegmentID, fd int, size int) error {
 	if err != nil {
 		closeFD(fd)
 		return err
+	}
+	if p.side == ParentSide {
+		return p.adoptGiftLocked(id, fd, size)
 	}
 	mem, err := mapPeerSegment(fd, size)
 	if err != nil {
@@ -69,6 +77,9 @@ func (p *peer) resolve(ref Ref) (*block, error) {
 		delete(p.lent, ref)
 		delete(p.sent, ref.Segment) // the peer unmapped it as it sent it back
 		return blk, nil
+	}
+	if p.side == ParentSide {
+		return p.takeOverLocked(ref)
 	}
 	m := p.maps[ref.Segment]
 	if m == nil {
@@ -167,7 +178,8 @@ func (p *peer) ApplyReleases(refs []Ref) error {
 // to the remote side, forgets pending releases, and unmaps every adopted
 // segment — at once if no Buffer over it is live here, otherwise when the
 // last such Buffer is released (memfd memory outlives its creator, so
-// those Buffers stay valid). Idempotent; always returns nil.
+// those Buffers stay valid) — and destroys the given segments no Decode
+// resolved. Idempotent; always returns nil.
 func (p *peer) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -185,6 +197,7 @@ func (p *peer) Close() error {
 		}
 		delete(p.maps, id)
 	}
+	p.dropGiftsLocked()
 	p.mu.Unlock()
 	for _, blk := range lent {
 		blk.free()
@@ -196,7 +209,7 @@ func (p *peer) Close() error {
 func (p *peer) Stats() PeerStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PeerStats{Lent: len(p.lent), Adopted: len(p.maps), Held: len(p.held), Releases: len(p.releases)}
+	st := PeerStats{Lent: len(p.lent), Adopted: len(p.maps) + len(p.given), Held: len(p.held), Releases: len(p.releases)}
 	for _, blk := range p.lent {
 		st.LentBytes += int64(len(blk.data))
 	}

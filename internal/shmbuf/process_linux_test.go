@@ -30,6 +30,7 @@ type segMeta struct {
 }
 
 func sendEnvelope(fd int, env envelope, segs []Segment) error {
+	defer CloseGiven(segs)
 	fds := make([]int, len(segs))
 	for i, s := range segs {
 		env.Segs = append(env.Segs, segMeta{s.ID, s.Size})
@@ -98,7 +99,7 @@ func recvEnvelope(fd int, peer *peer) (envelope, error) {
 // runChild is the worker side: fd 3 is its end of the socketpair.
 func runChild(role string) int {
 	const fd = 3
-	peer := newPeer(processArena())
+	peer := newPeer(processArena(), WorkerSide)
 	for {
 		env, err := recvEnvelope(fd, peer)
 		if err != nil {
@@ -201,7 +202,7 @@ func TestCrossProcessMoveAndReturn(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
 	parentArena := newArena()
-	peer := newPeer(parentArena)
+	peer := newPeer(parentArena, ParentSide)
 	c := startChild(t, "echo", peer)
 
 	// Parent -> child: a moved Buffer; child -> parent: a new one.
@@ -219,9 +220,9 @@ func TestCrossProcessMoveAndReturn(t *testing.T) {
 	assert.Equal(t, 1<<20, out.Out.Len())
 	assert.Equal(t, last, out.Out.Bytes()[0], "the child's Buffer arrived")
 	assert.Zero(t, peer.Stats().Lent, "the child's release of the input came back with the result")
-	assert.Zero(t, parentArena.stats().InUse)
-	assert.Equal(t, 1, peer.Stats().Adopted)
-	assert.Positive(t, reply.InUse, "the child holds its output until the parent releases it")
+	assert.Equal(t, int64(1<<20), parentArena.stats().InUse, "the child's Buffer is the parent's now")
+	assert.Zero(t, peer.Stats().Adopted)
+	assert.Zero(t, reply.InUse, "the child gave its output away")
 
 	// A Buffer moved to the child and returned is the parent's memory again.
 	b2 := arenaBuffer(t, parentArena, 4096, 9)
@@ -232,10 +233,11 @@ func TestCrossProcessMoveAndReturn(t *testing.T) {
 	assert.Same(t, first, &back.Back.Bytes()[0])
 	assert.Zero(t, peer.Stats().Lent)
 
-	// Releasing the child's Buffer here frees it there.
+	// The child's Buffer is freed here, where its segment is now.
 	out.Out.Release()
-	stats := c.call(t, "stats", nil, nil, peer.DrainReleases())
-	assert.Zero(t, stats.InUse, "the release travelled back to the child's arena")
+	assert.Nil(t, peer.DrainReleases(), "no release goes to the child")
+	stats := c.call(t, "stats", nil, nil, nil)
+	assert.Zero(t, stats.InUse)
 
 	unix.Close(c.fd) // EOF: the child exits
 	require.NoError(t, c.cmd.Wait())
@@ -250,7 +252,7 @@ func TestCrossProcessKilledWorkerLeaksNothing(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
 	parentArena := newArena()
-	peer := newPeer(parentArena)
+	peer := newPeer(parentArena, ParentSide)
 	c := startChild(t, "hold", peer)
 
 	big := arenaBuffer(t, parentArena, 44<<20, 3)
@@ -265,13 +267,13 @@ func TestCrossProcessKilledWorkerLeaksNothing(t *testing.T) {
 	require.Error(t, c.cmd.Wait())
 	unix.Close(c.fd)
 	require.NoError(t, peer.Close())
-	assert.Zero(t, parentArena.stats().InUse, "Close freed what the dead child held")
+	assert.Equal(t, int64(1<<20), parentArena.stats().InUse, "Close freed what the dead child held; what it gave is ours")
 
-	// The child's Buffer outlives the child (memfd memory stays while
-	// mapped) and its mapping goes with its release.
+	// The child's Buffer outlives the child: its segment is the parent's.
 	assert.Equal(t, 1<<20, out.Out.Len())
 	assert.Equal(t, byte((3+(44<<20-1))%256), out.Out.Bytes()[0])
 	out.Out.Release()
+	assert.Zero(t, parentArena.stats().InUse)
 	parentArena.close()
 	assert.Equal(t, before, snapshot(t), "no descriptor or mapping leaked")
 }

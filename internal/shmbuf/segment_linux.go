@@ -48,12 +48,10 @@ func destroySegment(fd int, mem []byte) {
 	unix.Close(fd)
 }
 
-// mapPeerSegment maps a segment received from a peer. It checks that the
+// mapSegment maps a segment received from a peer. It checks that the
 // descriptor is a memfd sealed against shrinking and at least size bytes
-// long, so that no access inside [0, size) can fault. It closes fd in every
-// case: the mapping keeps the memory alive on its own.
-func mapPeerSegment(fd int, size int) ([]byte, error) {
-	defer unix.Close(fd)
+// long, so that no access inside [0, size) can fault. It leaves fd open.
+func mapSegment(fd int, size int) ([]byte, error) {
 	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: descriptor is not a sealable memfd: %w", ErrBadSegment, err)
@@ -73,6 +71,13 @@ func mapPeerSegment(fd int, size int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: map %d bytes: %w", ErrBadSegment, size, err)
 	}
 	return mem, nil
+}
+
+// mapPeerSegment is mapSegment for a segment that is only borrowed: it
+// closes fd in every case, as the mapping alone keeps the memory.
+func mapPeerSegment(fd int, size int) ([]byte, error) {
+	defer unix.Close(fd)
+	return mapSegment(fd, size)
 }
 
 // unmapPeerSegment undoes mapPeerSegment.

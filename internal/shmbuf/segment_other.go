@@ -18,6 +18,10 @@ func createSegment(size int) (fd int, mem []byte, err error) {
 
 func destroySegment(fd int, mem []byte) {}
 
+func mapSegment(fd int, size int) ([]byte, error) {
+	return nil, fmt.Errorf("%w: %w", ErrBadSegment, ErrUnsupported)
+}
+
 func mapPeerSegment(fd int, size int) ([]byte, error) {
 	closeFD(fd)
 	return nil, fmt.Errorf("%w: %w", ErrBadSegment, ErrUnsupported)

@@ -92,13 +92,11 @@ func destroySegment(fd int, mem []byte) {
 	unix.Close(fd)
 }
 
-// mapPeerSegment maps a segment received from a peer. It checks that the
+// mapSegment maps a segment received from a peer. It checks that the
 // descriptor is an unlinked regular file at least size bytes long, so that
 // no access inside [0, size) can fault unless the peer truncates it later
-// (see the top of this file). It closes fd in every case: the mapping
-// keeps the memory alive on its own.
-func mapPeerSegment(fd int, size int) ([]byte, error) {
-	defer unix.Close(fd)
+// (see the top of this file). It leaves fd open.
+func mapSegment(fd int, size int) ([]byte, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("%w: fstat: %w", ErrBadSegment, err)
@@ -117,6 +115,13 @@ func mapPeerSegment(fd int, size int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: map %d bytes: %w", ErrBadSegment, size, err)
 	}
 	return mem, nil
+}
+
+// mapPeerSegment is mapSegment for a segment that is only borrowed: it
+// closes fd in every case, as the mapping alone keeps the memory.
+func mapPeerSegment(fd int, size int) ([]byte, error) {
+	defer unix.Close(fd)
+	return mapSegment(fd, size)
 }
 
 // unmapPeerSegment undoes mapPeerSegment.

@@ -38,13 +38,20 @@ type server struct {
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelCauseFunc // by call ID
+
+	// giving is held by a reply from before it writes the descriptors of
+	// segments it gave away until it has closed them, and taken by each
+	// call before its task starts: the pool may send the next call as soon
+	// as it has the reply, and that call's task must find no descriptor of
+	// a Buffer this process gave away (it could map it and write it).
+	giving sync.Mutex
 }
 
 func newServer(conn *workerproc.Conn) *server {
 	return &server{
 		conn:      conn,
 		maxOutput: conn.MaxFrame() - frameSlack,
-		link:      newPeerLink(conn.MaxFrame()),
+		link:      newPeerLink(conn.MaxFrame(), shmbuf.WorkerSide),
 		exit:      make(chan int, 1),
 		running:   map[uint64]context.CancelCauseFunc{},
 	}
@@ -135,6 +142,8 @@ func (s *server) serveCall(id uint64, body []byte, moved bool) bool {
 // task ends the goroutine with runtime.Goexit, after the reply for that
 // has gone. A moved input is decoded with the Peer.
 func (s *server) call(ctx context.Context, id uint64, body []byte, moved bool, goexited func()) {
+	s.giving.Lock() // wait for a reply still closing given descriptors
+	s.giving.Unlock()
 	returned := false
 	defer func() {
 		if !returned {
@@ -160,11 +169,22 @@ func (s *server) finish(id uint64, out output) {
 	s.reply(workerproc.Frame{Kind: out.kind, ID: id, Body: out.body}, out.segs, out.broken)
 }
 
-// reply sends f with the segments it needs and the releases due.
+// reply sends f with the segments it needs and the releases due, then
+// closes the descriptors of the segments it gave: the parent has its
+// own (or, if the frame could not be sent, the memory is lost with it).
 func (s *server) reply(f workerproc.Frame, segs []shmbuf.Segment, broken bool) {
+	for _, seg := range segs {
+		if seg.Given {
+			s.giving.Lock()
+			defer s.giving.Unlock()
+			defer shmbuf.CloseGiven(segs)
+			break
+		}
+	}
 	if err := s.link.seal(&f, segs, broken, false); err != nil {
-		// The output's Buffers are lent but can't be sent: report it, and
-		// have the pool retire this process.
+		// The output's Buffers left this process's books but can't be
+		// sent: report it, and have the pool retire this process, which
+		// frees those of the pool's it was returning.
 		f = workerproc.Frame{Kind: kindError, ID: f.ID, Body: []byte("pool: worker: output: " + err.Error())}
 		_ = s.link.seal(&f, nil, true, false)
 	}

@@ -75,8 +75,9 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 		return output{kind: kindError, body: fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err), broken: broken}
 	}
 	if n := buf.Len(); n > s.maxOutput {
-		// If it held Buffers (they are detached now), they were lent for
-		// a reply that can't be sent.
+		// If it held Buffers (they are detached now), they were given
+		// away for a reply that can't be sent.
+		shmbuf.CloseGiven(segs)
 		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput),
 			broken: errors.Is(shmbuf.Check(out), shmbuf.ErrDetached)}
 	}

@@ -83,14 +83,14 @@ func FuzzSplitMoves(f *testing.F) {
 func TestPeerLinkSeal(t *testing.T) {
 	t.Parallel()
 	requireWorkers(t)
-	k := newPeerLink(1 << 20)
+	k := newPeerLink(1<<20, shmbuf.ParentSide)
 	f := workerproc.Frame{Kind: kindResult, Body: []byte("plain")}
 	require.NoError(t, k.seal(&f, nil, false, false))
 	assert.Equal(t, workerproc.Frame{Kind: kindResult, Body: []byte("plain")}, f)
 	require.NoError(t, k.seal(&f, nil, false, true))
 	assert.Equal(t, kindResult|kindMoves, f.Kind, "a Peer-encoded body is flagged even with nothing to carry")
 
-	tight := newPeerLink(trailerFixed + 3*releaseSize)
+	tight := newPeerLink(trailerFixed+3*releaseSize, shmbuf.WorkerSide)
 	tight.carry = make([]shmbuf.Ref, 5)
 	for i := range tight.carry {
 		tight.carry[i].Offset = uint64(i)
@@ -137,7 +137,7 @@ func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
 		}
 		return fds
 	}
-	k := newPeerLink(1 << 20)
+	k := newPeerLink(1<<20, shmbuf.ParentSide)
 	defer k.close()
 	before := count()
 	for name, f := range map[string]workerproc.Frame{
@@ -179,7 +179,7 @@ func TestServeMoves(t *testing.T) {
 	defer parent.Close()
 	_, err := parent.ReadFrame() // the hello
 	require.NoError(t, err)
-	link := newPeerLink(parent.MaxFrame())
+	link := newPeerLink(parent.MaxFrame(), shmbuf.ParentSide)
 	defer link.close()
 
 	sp := &ProcessCarrier{maxPayload: 1 << 20}

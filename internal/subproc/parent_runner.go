@@ -11,6 +11,7 @@ import (
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/seam"
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
@@ -103,7 +104,7 @@ func (r *runner) watch(p *workerproc.Process) *child {
 		pid:   p.PID(),
 		tasks: make(map[string]struct{}, len(p.Hello().Tasks)),
 		gone:  p.Done(),
-		link:  newPeerLink(p.Conn().MaxFrame()),
+		link:  newPeerLink(p.Conn().MaxFrame(), shmbuf.ParentSide),
 	}
 	for _, name := range p.Hello().Tasks {
 		l.tasks[name] = struct{}{}

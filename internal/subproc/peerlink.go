@@ -23,8 +23,8 @@ type peerLink struct {
 	carry []shmbuf.Ref // drained releases waiting for room on a frame
 }
 
-func newPeerLink(maxFrame int) *peerLink {
-	return &peerLink{peer: shmbuf.NewPeer(), maxFrame: maxFrame}
+func newPeerLink(maxFrame int, side shmbuf.Side) *peerLink {
+	return &peerLink{peer: shmbuf.NewPeer(side), maxFrame: maxFrame}
 }
 
 // seal makes f carry segs (the segments the message references that the
@@ -46,7 +46,7 @@ func (k *peerLink) seal(f *workerproc.Frame, segs []shmbuf.Segment, broken, move
 	f.FDs = make([]int, len(segs))
 	for i, s := range segs {
 		m.segs[i] = segmentMeta{id: s.ID, size: s.Size}
-		f.FDs[i] = s.FD // the arena's: the kernel duplicates it, nobody closes it
+		f.FDs[i] = s.FD // the kernel duplicates it; the sender closes only given ones
 	}
 	f.Body = appendMoves(f.Body, m)
 	f.Kind |= kindMoves
