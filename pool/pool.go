@@ -61,7 +61,7 @@ type Pool struct {
 	stats     recorder
 
 	// calls recycles Run's calls: one sync.Pool per task registered
-	// before New, by registry index, and closureCalls per Closure name
+	// before New, by registry index, and closureCalls per Closures name
 	// and Out type, by its definition (see recycled).
 	calls        []sync.Pool
 	closureCalls sync.Map
