@@ -126,7 +126,7 @@
 // WorkerEvent.Node set: pool.NodeJoined, pool.NodeLeft, pool.NodeLost
 // (which counts in Stats.Crashed) and pool.NodeTaskCanceled, for a task
 // whose caller gave up while it ran on its node (which counts in
-// Stats.Terminated). Events and log records are
+// Stats.CanceledOnNode). Events and log records are
 // delivered in order, from a goroutine of the transport's own, never under
 // its lock: a hook may call back into the pool.
 //

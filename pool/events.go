@@ -88,7 +88,8 @@ const (
 	// (Warn).
 	NodeLost
 	// NodeTaskCanceled: a task's caller gave up (or its pool closed)
-	// while it ran on a node, and the node was told to cancel it (Info).
+	// while it ran on a node, and the node was told to cancel it; it
+	// counts in Stats.CanceledOnNode (Info).
 	NodeTaskCanceled
 	// WorkerSlowTask: a task has run past Options.SlowTaskAfter and still
 	// runs; it is reported once, and nothing is done to it (Warn). It is
@@ -142,8 +143,10 @@ func (e poolEvents) MoreSlots() { e.pool.grantRoom() }
 
 func (e poolEvents) Event(ev seam.Event) {
 	switch ev.Kind {
-	case seam.Terminated, seam.NodeTaskCanceled:
+	case seam.Terminated:
 		e.stats.terminated.Add(1)
+	case seam.NodeTaskCanceled:
+		e.stats.canceledOnNode.Add(1)
 	case seam.Crashed, seam.NodeLost:
 		e.stats.crashed.Add(1)
 	case seam.Recycled:
