@@ -18,7 +18,7 @@ type Stats struct {
 	Completed uint64 // tasks whose caller got their result
 	// Failed counts tasks whose caller got their error: the task returned
 	// one, panicked, called runtime.Goexit, or its worker process died
-	// under it.
+	// (or its node was lost) under it.
 	Failed   uint64
 	Rejected uint64 // submissions refused: ErrQueueFull, ErrClosed, ErrUnknownTask, a nil or done ctx
 	// Canceled counts tasks whose caller got a ctx error or ErrClosed
