@@ -46,12 +46,12 @@ type WorkerEvent struct {
 
 // WorkerEventKind says what a WorkerEvent reports.
 //
-// A kind is named for its subject, then what happened to it, in the past
-// tense: WorkerStarted, NodeLost, NodeTaskCanceled (the subject is the
-// node; what happened there is a task canceled). A kind means one thing
-// in every Isolation; a new subject gets kinds of its own rather than
-// borrowing another's. Packages that report events of their own name
-// their kinds by the same rule.
+// A kind is named for its subject, then what happened to it or on it:
+// WorkerStarted, NodeLost; NodeTaskCanceled (on a node, a task was
+// canceled), WorkerSlowTask (on a worker, a task ran slow). A kind means
+// one thing in every Isolation; a new subject gets kinds of its own
+// rather than borrowing another's. Packages that report events of their
+// own name their kinds by the same rule.
 type WorkerEventKind int
 
 // The kinds of WorkerEvent, and the level each is logged at. (They mirror
