@@ -8,8 +8,10 @@
 // [Exit] is the account of how a worker process ended: its exit status or
 // signal, whether the pool killed it and why ([KillReason]: a
 // terminate, the memory limit), the tail of its stderr and the Go runtime's
-// crash headline. A pool.ErrWorkerCrashed error carries one, for callers
-// that want more than the message:
+// crash headline. A Subprocess pool's pool.ErrWorkerCrashed error carries
+// one, for callers that want more than the message (a Remote pool's does
+// not: the process ended on another machine, and the message gives the
+// node's account):
 //
 //	var exit *cancel.Exit
 //	if errors.As(err, &exit) && exit.Killed == cancel.KilledByMemoryLimit {

@@ -50,8 +50,8 @@ func (r KillReason) String() string {
 }
 
 // Exit is the account of how a worker process ended, as the pool learned
-// it once the process was gone: pool.ErrWorkerCrashed errors and the
-// pool's exited events carry one. It is an error whose message
+// it once the process was gone: a Subprocess pool's pool.ErrWorkerCrashed
+// errors and its pool.WorkerCrashed events carry one. It is an error whose message
 // reads, for instance, "cancel: worker 3 (pid 1234) exited with status 3;
 // stderr: ..." or "... exceeded memory limit 64 MiB (rss 70 MiB) and was
 // killed". Treat it as read-only.

@@ -67,8 +67,9 @@ func TestCancelEndsTheTaskOnItsNode(t *testing.T) {
 			waitIdle(t, p)
 			st := p.Stats()
 			assert.EqualValues(t, 1, st.Canceled, "%+v", st)
-			assert.Eventually(t, func() bool { return p.Stats().Terminated == 1 }, 10*time.Second, time.Millisecond,
-				"the task was terminated on its node")
+			assert.Eventually(t, func() bool { return p.Stats().CanceledOnNode == 1 }, 10*time.Second, time.Millisecond,
+				"the task was canceled on its node")
+			assert.Zero(t, p.Stats().Terminated, "this pool killed no process of its own")
 			assert.Eventually(t, func() bool { return w.count(0, "ended", natsremote.DefaultInboxPrefix+".") == 1 }, 10*time.Second, time.Millisecond,
 				"the node answered the cancelled call")
 

@@ -132,11 +132,11 @@ func TestFullTableMakesRoomForAnotherName(t *testing.T) {
 	p, err := pool.New(pool.Options{Workers: 4, Isolation: pool.Remote, Transport: tr, Logger: quiet,
 		OnWorkerEvent: func(ev pool.WorkerEvent) {
 			switch ev.Kind {
-			case pool.WorkerStarted:
+			case pool.NodeJoined:
 				joined.Add(1)
-			case pool.WorkerRetired:
+			case pool.NodeLeft:
 				left.Add(1)
-			case pool.WorkerCrashed:
+			case pool.NodeLost:
 				lost.Add(1)
 			}
 		}})

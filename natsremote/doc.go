@@ -100,7 +100,10 @@
 //     takes no new call, which goes to another node, and answers pings
 //     while the calls it runs finish, within ServeOptions.Drain
 //     (DefaultDrain, 25 s, unless set): those calls end as they would
-//     have, and the pool sees the node leave (WorkerRetired), not lost.
+//     have, and the pool sees the node leave (pool.NodeLeft), not lost. A
+//     node that leaves with none of a pool's calls may stop answering
+//     before that pool's ping has confirmed it leaves; that pool then sees
+//     it lost (pool.NodeLost), with no call to fail.
 //   - A call carries the latest time it may start: when its pool would
 //     give up on the node, were the node to say nothing more. A node that
 //     reads it later answers "late" and never starts it, so no call starts
@@ -122,9 +125,11 @@
 // Per-node figures (slots, busy, free, this pool's calls, how old the
 // last advert is) come from the nodes' pongs and answers: see
 // pool.Pool.Nodes. Nodes that join, leave or are lost reach the pool's
-// Stats and OnWorkerEvent as worker processes' events do (with
-// WorkerEvent.Node set): a lost node counts in Stats.Crashed, a task
-// cancelled on its node in Stats.Terminated. Events and log records are
+// OnWorkerEvent and log as events of their own kinds, with
+// WorkerEvent.Node set: pool.NodeJoined, pool.NodeLeft, pool.NodeLost
+// (which counts in Stats.Crashed) and pool.NodeTaskCanceled, for a task
+// whose caller gave up while it ran on its node (which counts in
+// Stats.CanceledOnNode). Events and log records are
 // delivered in order, from a goroutine of the transport's own, never under
 // its lock: a hook may call back into the pool.
 //

@@ -191,8 +191,8 @@ func TestSIGTERMedNodeFinishesItsCalls(t *testing.T) {
 	assert.Zero(t, st.Crashed, "the node left, it was not lost: %+v", st)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, 1, events[pool.WorkerRetired], "the pool saw the node leave: %v", events)
-	assert.Zero(t, events[pool.WorkerCrashed], "%v", events)
+	assert.Equal(t, 1, events[pool.NodeLeft], "the pool saw the node leave: %v", events)
+	assert.Zero(t, events[pool.NodeLost], "%v", events)
 	t.Logf("%d calls in flight on the stopped node at SIGTERM, %d short calls (%d submitted while it drained): none failed",
 		onA, len(load), after)
 }

@@ -127,13 +127,13 @@ func (e *events) MoreSlots() { e.moreSlots.Add(1) }
 
 func (e *events) Event(ev seam.Event) {
 	switch ev.Kind {
-	case seam.Started:
+	case seam.NodeJoined:
 		e.joined.Add(1)
-	case seam.Crashed:
+	case seam.NodeLost:
 		e.lost.Add(1)
-	case seam.Retired:
+	case seam.NodeLeft:
 		e.left.Add(1)
-	case seam.Terminated:
+	case seam.NodeTaskCanceled:
 		e.terminated.Add(1)
 	}
 }

@@ -83,7 +83,7 @@ func (s *submitter) deliver(p *pending, a answer) bool {
 	delete(p.node.calls, p.id)
 	p.answer <- a
 	if p.node.leaving && len(p.node.calls) == 0 && s.nodes[p.node.id] == p.node {
-		s.drop(p.node, seam.Retired, nil)
+		s.drop(p.node, seam.NodeLeft, nil)
 	}
 	return true
 }
@@ -107,14 +107,14 @@ func (s *submitter) forget(p *pending) {
 
 // abandon ends p, whose caller gave up: the node is told to cancel it
 // (for a Subprocess node: its grace, then the kill) and the pool is told
-// a task was terminated. The node's answer, if any, is dropped.
+// a task was canceled on its node. The node's answer, if any, is dropped.
 func (s *submitter) abandon(p *pending, ctx context.Context) {
 	s.mu.Lock()
 	subject, id, token, node := p.node.subject, p.id, p.token, p.node.id
 	s.mu.Unlock()
 	s.forget(p)
 	_ = s.nc.Publish(subject, appendHeader(nil, header{kind: kindCancel, id: id, arg: uint64(causeCode(context.Cause(ctx))), token: token}))
-	s.event(seam.Event{Kind: seam.Terminated, Node: node})
+	s.event(seam.Event{Kind: seam.NodeTaskCanceled, Node: node})
 }
 
 // onReply takes a message on the pool's inbox: a node's answer to a call,
@@ -226,7 +226,7 @@ func (s *submitter) onPong(r reply, h header, body []byte) {
 		}
 	}
 	if n.leaving && len(n.calls) == 0 && s.nodes[n.id] == n {
-		s.drop(n, seam.Retired, nil)
+		s.drop(n, seam.NodeLeft, nil)
 	}
 	s.countSlots(now)
 	s.wake()
@@ -276,7 +276,7 @@ func (s *submitter) onNoResponders(r reply) {
 		return
 	}
 	if !n.verified || len(n.calls) == 0 {
-		s.drop(n, seam.Crashed, errGone) // nothing of ours there: forget it now
+		s.drop(n, seam.NodeLost, errGone) // nothing of ours there: forget it now
 	} else if n.unreachableAt.IsZero() {
 		n.unreachableAt = now
 	}

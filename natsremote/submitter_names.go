@@ -92,7 +92,7 @@ func (s *submitter) makeRoom(n *knownNode) bool {
 	if victim == nil {
 		return false // all of its nodes run our calls: none is evicted under them
 	}
-	s.drop(victim, seam.Retired, errEvicted)
+	s.drop(victim, seam.NodeLeft, errEvicted)
 	return true
 }
 

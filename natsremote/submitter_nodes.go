@@ -204,15 +204,15 @@ func (s *submitter) verify(n *knownNode) bool {
 		n.verified = true
 		n.group.verified++
 		s.probing--
-		s.event(seam.Event{Kind: seam.Started, Node: n.id})
+		s.event(seam.Event{Kind: seam.NodeJoined, Node: n.id})
 		return true
 	}
 	s.drop(n, 0, nil)
 	return false
 }
 
-// drop takes n out of the table, reporting why: Retired for a node that
-// said it leaves (or was evicted, err saying so), Crashed (with err
+// drop takes n out of the table, reporting why: NodeLeft for a node that
+// said it leaves (or was evicted, err saying so), NodeLost (with err
 // saying how) for one lost or gone. A node never verified leaves without
 // a word. s.mu is held.
 func (s *submitter) drop(n *knownNode, why seam.EventKind, err error) {

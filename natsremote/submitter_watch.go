@@ -45,7 +45,7 @@ func (s *submitter) check(now time.Time) {
 		switch {
 		case !n.verified:
 			if now.Sub(n.pingedAt) > lossAfter(s.o.Heartbeat) {
-				s.drop(n, seam.Crashed, nil) // an advert nobody answers for: forged, or gone
+				s.drop(n, seam.NodeLost, nil) // an advert nobody answers for: forged, or gone
 			}
 			continue
 		case len(n.calls) > 0 && silent > lossAfter(s.o.Heartbeat):
@@ -57,7 +57,7 @@ func (s *submitter) check(now time.Time) {
 			s.lose(n, errGone.Error())
 			continue
 		case len(n.calls) == 0 && silent > lossAfter(s.o.Heartbeat):
-			s.drop(n, seam.Crashed, fmt.Errorf("idle, and silent for %v", silent.Round(time.Millisecond)))
+			s.drop(n, seam.NodeLost, fmt.Errorf("idle, and silent for %v", silent.Round(time.Millisecond)))
 			continue
 		}
 		every := s.o.Heartbeat
@@ -82,7 +82,7 @@ func (s *submitter) check(now time.Time) {
 // same time, and starts none after the bound each carries. s.mu is held.
 func (s *submitter) lose(n *knownNode, why string) {
 	err := fmt.Errorf("%w: node %s %s", seam.ErrNodeLost, n.id, why)
-	s.drop(n, seam.Crashed, fmt.Errorf("%s, with %d calls in flight", why, len(n.calls))) // first: deliver must not drop it again
+	s.drop(n, seam.NodeLost, fmt.Errorf("%s, with %d calls in flight", why, len(n.calls))) // first: deliver must not drop it again
 	for _, p := range n.calls {
 		s.deliver(p, answer{lost: err})
 	}

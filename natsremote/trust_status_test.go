@@ -83,7 +83,7 @@ func testForgedNoResponders(t *testing.T, rogue func(pool string) natsremote.Per
 		n := new(atomic.Int32)
 		lost.Store(name, n)
 		pools[name] = remotePoolBeating(t, nc, name, trustHeartbeat, pool.Options{Workers: 10, OnWorkerEvent: func(ev pool.WorkerEvent) {
-			if ev.Kind == pool.WorkerCrashed && strings.HasPrefix(ev.Node, "worker-") {
+			if ev.Kind == pool.NodeLost && strings.HasPrefix(ev.Node, "worker-") {
 				n.Add(1)
 			}
 		}})

@@ -29,17 +29,14 @@ import (
 // inbox; a node keys calls by their token, and acts on a cancel or a ping
 // only for a call whose ID and token it carries.
 //
-// Version 2 added the token, the call's start bound and trace context,
-// probing pongs with the node's figures, and a node's name in its subject.
-//
-// An answer kind that older peers of a version lack keeps the version
-// (kindNotStarted is one): a peer of another version is refused whole (a
-// node answers its calls "unknown"; a submitter drops its answers), so a
-// bump splits a fleet in a rolling upgrade, while a submitter that lacks
-// a kind fails that one call with an error (see read) and never sends it
-// again, and a node that lacks kindNotStarted answers "crashed" for a
-// worker that did not start (ErrWorkerCrashed, saying so). Only a change
-// an older peer would misread bumps the version.
+// protoVersion changes only with what a peer of another version would
+// misread. A peer of another version is refused whole (a node answers its
+// calls "unknown"; a submitter drops its answers), so a change of version
+// splits a fleet in a rolling upgrade. A new answer kind keeps the
+// version: a submitter that lacks a kind fails that one call with an
+// error (see read) and never sends it again, and a node that lacks
+// kindNotStarted answers "crashed" for a worker that did not start
+// (ErrWorkerCrashed, saying so).
 const (
 	protoVersion = 2
 	headerLen    = 1 + 1 + 8 + 8 + 8

@@ -12,7 +12,7 @@ import (
 
 // FuncName is the name closures count under — in Stats.Tasks, the pprof
 // label task= and the metrics by task — when run by RunFunc or SubmitFunc.
-// Closure gives them a name of their own.
+// NewClosures gives them a name of their own.
 const FuncName = "func"
 
 // RunFunc runs fn on one of p's workers and returns what it returns, as
@@ -33,20 +33,21 @@ func SubmitFunc[Out any](ctx context.Context, p *Pool, fn func(context.Context) 
 }
 
 // Closures runs closures that return Out under one name in the pool's
-// books. Make it with Closure; the zero value runs nothing (ErrUnknownTask).
+// books. Make it with NewClosures; the zero value runs nothing
+// (ErrUnknownTask). It is safe for concurrent use.
 type Closures[Out any] struct {
 	task Task[func(context.Context) (Out, error), Out]
 }
 
-// Closure returns the runner of closures named name: their runs count
+// NewClosures returns the runner of closures named name: their runs count
 // under name in Stats.Tasks, the pprof label task= and the metrics, as a
 // registered task's do. It is cheap, and returns the same runner for the
 // same name and Out: keep it in a variable, or call it where you run. Any
 // name is allowed (it is not a registered task's, and need not be unique
 // against them). It panics on an empty name.
-func Closure[Out any](name string) Closures[Out] {
+func NewClosures[Out any](name string) Closures[Out] {
 	if name == "" {
-		panic("pool: Closure with an empty name")
+		panic("pool: NewClosures with an empty name")
 	}
 	key := closureKey{name, reflect.TypeFor[Out]()}
 	if d, ok := closureDefs.Load(key); ok {
@@ -63,13 +64,13 @@ func Closure[Out any](name string) Closures[Out] {
 	return Closures[Out]{task: Task[func(context.Context) (Out, error), Out]{def: d.(*taskDef[func(context.Context) (Out, error), Out])}}
 }
 
-// funcClosure is Closure[Out](FuncName), found by Out's type alone: a
+// funcClosure is NewClosures[Out](FuncName), found by Out's type alone: a
 // cheaper key than a name and a type, on RunFunc's path.
 func funcClosure[Out any]() Closures[Out] {
 	if d, ok := funcDefs.Load(reflect.TypeFor[Out]()); ok {
 		return d.(Closures[Out])
 	}
-	c := Closure[Out](FuncName)
+	c := NewClosures[Out](FuncName)
 	funcDefs.Store(reflect.TypeFor[Out](), c)
 	return c
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // Closures run as registered tasks do: results, errors, panics, the books
-// (under FuncName, or a Closure's name) and the pprof labels.
+// (under FuncName, or a Closures' name) and the pprof labels.
 func TestRunFunc(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, pool.Options{Workers: 2})
@@ -39,7 +39,7 @@ func TestRunFunc(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 7, out)
 
-	blur := pool.Closure[string]("blur")
+	blur := pool.NewClosures[string]("blur")
 	prof, err := blur.Run(ctx, p, func(context.Context) (string, error) {
 		done := make(chan string)
 		go func() { done <- profileOf() }()
@@ -51,7 +51,7 @@ func TestRunFunc(t *testing.T) {
 	st := p.Stats()
 	assert.Equal(t, pool.TaskStats{Completed: 2, Failed: 2, RunTime: st.Tasks[pool.FuncName].RunTime}, st.Tasks[pool.FuncName],
 		"RunFunc's and SubmitFunc's closures, of any Out, count under FuncName")
-	assert.EqualValues(t, 1, st.Tasks["blur"].Completed, "a Closure's count under its name")
+	assert.EqualValues(t, 1, st.Tasks["blur"].Completed, "a Closures' count under its name")
 	assert.EqualValues(t, 3, st.Completed)
 	assert.EqualValues(t, 2, st.Failed)
 }
@@ -97,7 +97,7 @@ func TestRunFuncRefusedOutOfProcess(t *testing.T) {
 	_, err = pool.RunFunc(testCtx(t), p, fn)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "pool.Register")
-	_, err = pool.Closure[int]("named").Submit(testCtx(t), p, fn)
+	_, err = pool.NewClosures[int]("named").Submit(testCtx(t), p, fn)
 	require.Error(t, err)
 	assert.False(t, ran.Load())
 	assert.EqualValues(t, 2, p.Stats().Rejected)
@@ -108,5 +108,5 @@ func TestRunFuncRefusedOutOfProcess(t *testing.T) {
 	assert.ErrorIs(t, err, pool.ErrUnknownTask)
 	_, err = pool.Closures[int]{}.Run(testCtx(t), q, fn)
 	assert.ErrorIs(t, err, pool.ErrUnknownTask, "the zero Closures")
-	assert.Panics(t, func() { pool.Closure[int]("") })
+	assert.Panics(t, func() { pool.NewClosures[int]("") })
 }

@@ -1,9 +1,10 @@
 // Package pool runs registered tasks off the caller's goroutine on a bounded
-// pool of workers: goroutines (InProcess, the default) or re-executed copies
-// of the program (Subprocess), behind one API.
+// pool of workers: goroutines (InProcess, the default), re-executed copies
+// of the program (Subprocess), or worker nodes on other machines (Remote,
+// through a Transport such as package natsremote's), behind one API.
 //
 // Work is registered at package level with Register so that worker processes
-// know it too. A Pool admits at most Workers running plus MaxQueue waiting
+// and nodes know it too. A Pool admits at most Workers running plus MaxQueue waiting
 // tasks; past that Submit and Run fail at once with ErrQueueFull, so a server
 // can answer 503 instead of piling work up (see Shed and WriteError).
 // SetWorkers changes Workers while the pool runs, at once for admission:
@@ -17,8 +18,10 @@
 // segment, which the worker maps only while it holds the Buffer (a task
 // reaches the Buffers its call carries, none of the caller's others; one a
 // task returns becomes the caller's), so that moving 44 MiB costs about
-// what a 1 KB round trip does. Input Buffers a task neither releases nor returns are released
-// when it returns; Buffers the caller gets back are the caller's to Release.
+// what a 1 KB round trip does; to a Remote node its bytes are copied in the
+// message, and the sender's handle is detached all the same. Input Buffers
+// a task neither releases nor returns are released when it returns;
+// Buffers the caller gets back are the caller's to Release.
 // A worker process that dies takes none of the caller's memory with it: what
 // it held is freed once it is reaped.
 //
@@ -61,7 +64,9 @@
 // task's ctx, and a task that returns within TerminateGrace keeps its
 // process, which takes the next task (its late result goes to nobody),
 // while one that does not is killed, counted in Stats.Terminated, and
-// replaced. Queued tasks are untouched either way.
+// replaced. A Remote caller's error matches ErrTerminated too; its node
+// is told to cancel the task, which it does as its own pool does (counted
+// in Stats.CanceledOnNode here). Queued tasks are untouched either way.
 //
 // Every task runs under the pprof labels task=NAME and isolation=KIND (in
 // its worker process, for Subprocess), and goroutines it starts inherit

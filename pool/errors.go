@@ -25,15 +25,20 @@ var (
 	// told to stop, and its process is killed if it does not return within
 	// TerminateGrace. The caller gets it at once, without waiting to learn
 	// which; its error matches the ctx's error (or ErrClosed) too. Only a
-	// kill counts in Stats.Terminated.
+	// kill counts in Stats.Terminated; a task a Remote pool's caller gave
+	// up on while it ran on its node counts in Stats.CanceledOnNode.
 	ErrTerminated = errTerminated()
-	// ErrWorkerCrashed means the worker process died under the task; the
-	// error carries a *cancel.Exit (errors.As) with the exit status or
-	// signal and the tail of the worker's stderr, which its message shows.
+	// ErrWorkerCrashed means the worker died under the task, which may
+	// have run. A Subprocess pool's error carries a *cancel.Exit
+	// (errors.As) with the exit status or signal and the tail of the
+	// worker's stderr, which its message shows. A Remote pool's carries no
+	// *cancel.Exit: its message names the node and gives the node's
+	// account of its worker's end; a node lost under the task fails it
+	// with ErrNodeLost, which matches ErrWorkerCrashed.
 	ErrWorkerCrashed = errWorkerCrashed()
 	// ErrWorkerStartFailed means the worker process the task waited for
-	// did not come up: it exited, or sent no handshake within
-	// StartTimeout, before it could take the task. Nothing ran, so the
+	// (here, or on a Remote pool's node) did not come up: it exited, or
+	// sent no handshake within StartTimeout, before it could take the task. Nothing ran, so the
 	// task may be retried; its message says how the start failed (most
 	// often the binary's main does not call Main first). It does not
 	// match ErrWorkerCrashed.
@@ -70,7 +75,8 @@ func errUnknownTask() error       { return seam.ErrUnknownTask }
 func errPayloadTooLarge() error   { return seam.ErrPayloadTooLarge }
 func errGoexit() error            { return seam.ErrGoexit }
 
-// RemoteError is the error a task returned in a worker process. Errors
+// RemoteError is the error a task returned in a worker process (a
+// Subprocess pool's, or on a Remote pool's node). Errors
 // don't cross a process boundary, so errors.Is can't match the worker's
 // sentinels; Message is the original error's text, and Error returns it
 // unchanged.

@@ -10,15 +10,16 @@ import (
 	"github.com/offloadgo/offload/internal/seam"
 )
 
-// WorkerEvent is something that happened to one of a pool's worker
-// processes (Subprocess, or a Remote pool's workers): it started, did not,
-// was recycled, terminated, crashed or retired; or, in a pool of any
-// Isolation, a worker's task ran past Options.SlowTaskAfter. A pool logs
-// each one to Options.Logger and hands it to Options.OnWorkerEvent.
+// WorkerEvent is something that happened to one of a pool's workers: a
+// worker process (Subprocess) started, did not, was recycled, terminated,
+// crashed or retired; a Remote pool's node joined, left or was lost, or a
+// task was canceled on it; or, in a pool of any Isolation, a worker's task
+// ran past Options.SlowTaskAfter. A pool logs each one to Options.Logger
+// and hands it to Options.OnWorkerEvent.
 type WorkerEvent struct {
 	Kind   WorkerEventKind
-	Worker int // the pool's number for the worker, as in the logs ("worker=3")
-	PID    int // the process's id; 0 for a start that failed, or a task in process or on a node
+	Worker int // the pool's number for the worker, as in the logs ("worker=3"); 0 for a node's events
+	PID    int // the process's id; 0 for a start that failed, a node's events, or a task in process or on a node
 	// Took is how long the start took, to the worker's hello
 	// (WorkerStarted).
 	Took time.Duration
@@ -28,14 +29,13 @@ type WorkerEvent struct {
 	// Exit is how the process ended: exit status or signal, memory limit,
 	// stderr tail (WorkerCrashed).
 	Exit *cancel.Exit
-	// Err is why the start failed (WorkerStartFailed), or how a Remote
-	// pool's node was lost (WorkerCrashed).
+	// Err is why the start failed (WorkerStartFailed), why a node was
+	// lost (NodeLost), or that it was evicted (NodeLeft).
 	Err error
-	// Node is the worker node's ID, for a Remote pool's events, which are
-	// about nodes: WorkerStarted is a node that joined, WorkerCrashed one
-	// lost, WorkerRetired one that left, WorkerTerminated a task cancelled
-	// on its node, WorkerSlowTask a slow task that runs there (or "" if
-	// it still waits for a node's free slot). "" for a worker process.
+	// Node is the node's ID, for a Remote pool's events: NodeJoined,
+	// NodeLeft, NodeLost, NodeTaskCanceled, and WorkerSlowTask for a slow
+	// task that runs there ("" if it still waits for a node's free slot).
+	// "" for a worker process.
 	Node string
 	// Task is the slow task's name, and Running how long it had run when
 	// reported: since its worker picked it up, as Stats.OldestRunning
@@ -45,6 +45,13 @@ type WorkerEvent struct {
 }
 
 // WorkerEventKind says what a WorkerEvent reports.
+//
+// A kind is named for its subject, then what happened to it or on it:
+// WorkerStarted, NodeLost; NodeTaskCanceled (on a node, a task was
+// canceled), WorkerSlowTask (on a worker, a task ran slow). A kind means
+// one thing in every Isolation; a new subject gets kinds of its own
+// rather than borrowing another's. Packages that report events of their
+// own name their kinds by the same rule.
 type WorkerEventKind int
 
 // The kinds of WorkerEvent, and the level each is logged at. (They mirror
@@ -69,6 +76,21 @@ const (
 	// WorkerRetired: a process broke its channel's books (a reply it could
 	// not send, a call it could not read) and is replaced (Warn).
 	WorkerRetired
+	// NodeJoined: a Remote pool's node answered its first ping and takes
+	// calls (Info).
+	NodeJoined
+	// NodeLeft: a node said it leaves and has no call of this pool's
+	// left, or was evicted to make room in a full node table, Err saying
+	// so (Info).
+	NodeLeft
+	// NodeLost: a node went silent past the liveness bound, or is gone;
+	// its calls fail with ErrNodeLost, and it counts in Stats.Crashed
+	// (Warn).
+	NodeLost
+	// NodeTaskCanceled: a task's caller gave up (or its pool closed)
+	// while it ran on a node, and the node was told to cancel it; it
+	// counts in Stats.CanceledOnNode (Info).
+	NodeTaskCanceled
 	// WorkerSlowTask: a task has run past Options.SlowTaskAfter and still
 	// runs; it is reported once, and nothing is done to it (Warn). It is
 	// the pool's own kind, in any Isolation, not the seam's.
@@ -89,6 +111,14 @@ func (k WorkerEventKind) String() string {
 		return "crashed"
 	case WorkerRetired:
 		return "retired"
+	case NodeJoined:
+		return "joined"
+	case NodeLeft:
+		return "left"
+	case NodeLost:
+		return "lost"
+	case NodeTaskCanceled:
+		return "task canceled"
 	case WorkerSlowTask:
 		return "slow task"
 	case 0:
@@ -115,7 +145,9 @@ func (e poolEvents) Event(ev seam.Event) {
 	switch ev.Kind {
 	case seam.Terminated:
 		e.stats.terminated.Add(1)
-	case seam.Crashed:
+	case seam.NodeTaskCanceled:
+		e.stats.canceledOnNode.Add(1)
+	case seam.Crashed, seam.NodeLost:
 		e.stats.crashed.Add(1)
 	case seam.Recycled:
 		e.stats.recycled.Add(1)
@@ -178,18 +210,12 @@ func (e poolEvents) log(ev WorkerEvent) {
 
 // logNode writes a Remote pool's event, about a node, as one record.
 func (e poolEvents) logNode(ev WorkerEvent) {
-	level, msg := slog.LevelInfo, "pool: node "+ev.Node+" "
+	level, msg := slog.LevelInfo, "pool: node "+ev.Node+" "+ev.Kind.String()
 	switch ev.Kind {
-	case WorkerStarted:
-		msg += "joined"
-	case WorkerCrashed:
-		level, msg = slog.LevelWarn, msg+"lost"
-	case WorkerRetired:
-		msg += "left"
-	case WorkerTerminated:
-		msg = "pool: task terminated on node " + ev.Node
-	default:
-		msg += ev.Kind.String()
+	case NodeLost:
+		level = slog.LevelWarn
+	case NodeTaskCanceled:
+		msg = "pool: task canceled on node " + ev.Node
 	}
 	attrs := []slog.Attr{slog.String("node", ev.Node), slog.String("event", ev.Kind.String())}
 	if ev.Err != nil {

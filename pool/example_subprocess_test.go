@@ -1,6 +1,7 @@
 //go:build linux
 
-// Subprocess workers run on Linux only (see New), and an Example cannot skip.
+// Examples with worker processes build where this package's Subprocess
+// tests do, and an Example cannot skip.
 
 package pool_test
 

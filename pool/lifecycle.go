@@ -35,11 +35,13 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 
 // Close stops the pool now: intake stops (ErrClosed), queued tasks are
 // dropped and their callers get ErrClosed, running tasks have their ctx
-// cancelled (cause ErrClosed) and their callers get ErrClosed at once. A
-// goroutine task that ignores its ctx goes on until it returns; only a
-// Subprocess worker can be killed, once its task has not returned within
-// TerminateGrace. Close does not wait; it is idempotent
-// and returns nil, unless p is nil or was not made by New.
+// cancelled (cause ErrClosed) and their callers get ErrClosed at once
+// (matching ErrTerminated too, for a Subprocess or Remote task). A
+// goroutine task that ignores its ctx goes on until it returns; a
+// Subprocess worker is killed once its task has not returned within
+// TerminateGrace; a Remote task's node is told to cancel it. Close does
+// not wait; it is idempotent and returns nil, unless p is nil or was not
+// made by New.
 func (p *Pool) Close() error {
 	if err := p.usable(); err != nil {
 		return err

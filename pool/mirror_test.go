@@ -18,6 +18,7 @@ func TestMirrorsMatchTheSeam(t *testing.T) {
 	for kind, seam := range map[WorkerEventKind]seam.EventKind{
 		WorkerStarted: seam.Started, WorkerStartFailed: seam.StartFailed, WorkerRecycled: seam.Recycled,
 		WorkerTerminated: seam.Terminated, WorkerCrashed: seam.Crashed, WorkerRetired: seam.Retired,
+		NodeJoined: seam.NodeJoined, NodeLeft: seam.NodeLeft, NodeLost: seam.NodeLost, NodeTaskCanceled: seam.NodeTaskCanceled,
 	} {
 		assert.EqualValues(t, seam, kind, "%v", kind)
 	}

@@ -61,7 +61,7 @@ type Pool struct {
 	stats     recorder
 
 	// calls recycles Run's calls: one sync.Pool per task registered
-	// before New, by registry index, and closureCalls per Closure name
+	// before New, by registry index, and closureCalls per Closures name
 	// and Out type, by its definition (see recycled).
 	calls        []sync.Pool
 	closureCalls sync.Map
@@ -133,7 +133,9 @@ func (p *Pool) Options() Options {
 // task returns, keeping its worker busy), Subprocess with an error matching
 // both ErrTerminated and ctx's error (the task's ctx is cancelled in its
 // worker process, which stays busy until the task returns, and is killed
-// and replaced if that takes longer than TerminateGrace).
+// and replaced if that takes longer than TerminateGrace), Remote with the
+// same error (its node is told to cancel the task: see package
+// natsremote).
 func Run[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in In) (Out, error) {
 	c := reuseCall(ctx, p, task, in)
 	if err := p.admit(c, admitNow); err != nil {

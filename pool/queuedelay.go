@@ -48,15 +48,20 @@ type QueueDelay struct {
 	TargetDrainTimes, IntervalDrainTimes float64
 }
 
-// DefaultQueueDelay is measured, not the paper's: in a standing queue a
-// task may wait two drain times of one task (RecentRunTime ÷ Workers), and
-// a queue is standing once it has not been empty for four, with Fail at
-// Scale's 5 ms and 100 ms as floors for short tasks. The README's "How
-// DefaultQueueDelay was chosen" gives the sweep behind it
-// (go run ./bench/lab -sweep).
-var DefaultQueueDelay = QueueDelay{
-	Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond,
-	TargetDrainTimes: 2, IntervalDrainTimes: 4,
+// DefaultQueueDelay returns the measured setting, not the paper's: in a
+// standing queue a task may wait two drain times of one task
+// (RecentRunTime ÷ Workers), and a queue is standing once it has not been
+// empty for four, with Fail at Scale's 5 ms and 100 ms as floors for short
+// tasks. docs/benchmarks.md's "How DefaultQueueDelay was chosen" gives the
+// sweep behind it (go run ./bench/lab -sweep). Options.QueueDelay is not
+// set to it by default: the zero QueueDelay fails nothing. It is a
+// function, not a variable, so that no code can change what every caller
+// gets.
+func DefaultQueueDelay() QueueDelay {
+	return QueueDelay{
+		Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond,
+		TargetDrainTimes: 2, IntervalDrainTimes: 4,
+	}
 }
 
 func (q QueueDelay) enabled() bool { return q != QueueDelay{} }

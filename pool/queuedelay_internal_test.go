@@ -17,10 +17,10 @@ func TestQueueDelayLimits(t *testing.T) {
 		target, interval time.Duration
 	}{
 		{"fixed", QueueDelay{Target: 5 * ms, Interval: 100 * ms}, 200 * ms, 5 * ms, 100 * ms},
-		{"scaled above the floors", DefaultQueueDelay, 200 * ms, 400 * ms, 800 * ms},
-		{"scaled target, floor interval", DefaultQueueDelay, 10 * ms, 20 * ms, 100 * ms},
-		{"floors above the scaled", DefaultQueueDelay, ms, 5 * ms, 100 * ms},
-		{"unit not known yet: floors", DefaultQueueDelay, 0, 5 * ms, 100 * ms},
+		{"scaled above the floors", DefaultQueueDelay(), 200 * ms, 400 * ms, 800 * ms},
+		{"scaled target, floor interval", DefaultQueueDelay(), 10 * ms, 20 * ms, 100 * ms},
+		{"floors above the scaled", DefaultQueueDelay(), ms, 5 * ms, 100 * ms},
+		{"unit not known yet: floors", DefaultQueueDelay(), 0, 5 * ms, 100 * ms},
 		{"scaled only, unit not known yet: fail nothing", QueueDelay{TargetDrainTimes: 1, IntervalDrainTimes: 4}, 0, 0, 0},
 		{"interval never below target", QueueDelay{TargetDrainTimes: 2, Interval: 100 * ms}, 200 * ms, 400 * ms, 400 * ms},
 	}

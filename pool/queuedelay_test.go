@@ -82,7 +82,7 @@ func TestQueueDelayValidation(t *testing.T) {
 		assert.Contains(t, err.Error(), "QueueDelay")
 	}
 	for _, qd := range []pool.QueueDelay{
-		pool.DefaultQueueDelay, {Target: time.Millisecond, Interval: time.Second},
+		pool.DefaultQueueDelay(), {Target: time.Millisecond, Interval: time.Second},
 		{TargetDrainTimes: 1, IntervalDrainTimes: 4}, {Target: time.Millisecond, IntervalDrainTimes: 4}, {TargetDrainTimes: 1, Interval: time.Second},
 	} {
 		p, err := pool.New(pool.Options{QueueDelay: qd})
@@ -164,4 +164,12 @@ func occupyWorker(t *testing.T, p *pool.Pool) (started chan int, free func()) {
 		_, err := holder.Wait()
 		require.NoError(t, err)
 	}
+}
+
+// DefaultQueueDelay hands each caller its own copy: what one caller does
+// to it reaches no other pool.
+func TestDefaultQueueDelayIsNotShared(t *testing.T) {
+	qd := pool.DefaultQueueDelay()
+	qd.Target = time.Hour
+	assert.Equal(t, 5*time.Millisecond, pool.DefaultQueueDelay().Target)
 }

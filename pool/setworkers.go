@@ -24,7 +24,7 @@ import (
 // the tasks already queued (up to n) and, as before, on demand; a
 // Subprocess pool's processes start with them. In a Remote pool n caps
 // the calls in flight to its nodes: Load.MaxWorkers is n or the live
-// nodes' free slots, whichever is fewer.
+// nodes' slots, whichever is fewer.
 //
 // Load, Shed's predictions, QueueDelay, Stats and Options see the new
 // Workers at once; Load.Workers and Stats.Workers count live workers, so

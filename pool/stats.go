@@ -18,7 +18,7 @@ type Stats struct {
 	Completed uint64 // tasks whose caller got their result
 	// Failed counts tasks whose caller got their error: the task returned
 	// one, panicked, called runtime.Goexit, or its worker process died
-	// under it.
+	// (or its node was lost) under it.
 	Failed   uint64
 	Rejected uint64 // submissions refused: ErrQueueFull, ErrClosed, ErrUnknownTask, a nil or done ctx
 	// Canceled counts tasks whose caller got a ctx error or ErrClosed
@@ -28,14 +28,22 @@ type Stats struct {
 	Canceled uint64
 	// Terminated counts worker processes killed for a running task whose
 	// caller gave up or whose pool closed, because the task did not return
-	// within TerminateGrace (a Remote pool's: calls cancelled on their
-	// node). The task also counts as Canceled, and its caller's error
-	// matches ErrTerminated; so does a caller's whose task returned within
-	// the grace, whose process is kept and not counted here.
+	// within TerminateGrace. The task also counts as Canceled, and its
+	// caller's error matches ErrTerminated; so does a caller's whose task
+	// returned within the grace, whose process is kept and not counted
+	// here.
 	Terminated uint64
+	// CanceledOnNode counts a Remote pool's tasks whose caller gave up (or
+	// whose pool closed) while they ran on a node, which was told to
+	// cancel them (each a NodeTaskCanceled event). The task also counts as
+	// Canceled, and its caller's error matches ErrTerminated. What the
+	// node does with its own worker (a kill, for a Subprocess node) counts
+	// in the node's own pool.
+	CanceledOnNode uint64
 	// Crashed counts worker processes that died on their own: under a
 	// task (which fails with ErrWorkerCrashed) or between tasks (which
-	// costs no task: the next one goes to the replacement).
+	// costs no task: the next one goes to the replacement); for a Remote
+	// pool, nodes lost (NodeLost).
 	Crashed uint64
 	// Recycled counts worker processes replaced after MaxTasksPerWorker
 	// tasks.
@@ -150,6 +158,7 @@ type recorder struct {
 	submitted uint64 // guarded by the pool's lock, which admission holds anyway
 
 	rejected, canceled, terminated, crashed, recycled, slow atomic.Uint64
+	canceledOnNode                                          atomic.Uint64
 	shed                                                    [ShedNoNode + 1]atomic.Uint64 // by ShedReason; [0] unused
 
 	exited      tally // of workers that have exited; guarded by the pool's lock
@@ -221,6 +230,7 @@ func (p *Pool) Stats() Stats {
 	p.mu.Unlock()
 	s.Rejected, s.Canceled = r.rejected.Load(), r.canceled.Load()+sum.canceled
 	s.Terminated, s.Crashed, s.Recycled = r.terminated.Load(), r.crashed.Load(), r.recycled.Load()
+	s.CanceledOnNode = r.canceledOnNode.Load()
 	s.Completed, s.Failed = sum.completed, sum.failed
 	s.OldestRunning, s.Slow = time.Duration(oldest), r.slow.Load()
 	s.MaxWorkers = p.workerLimit()

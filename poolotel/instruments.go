@@ -12,7 +12,7 @@ import (
 // instruments are the observable instruments of one meter.
 type instruments struct {
 	submitted, completed, failed, rejected, canceled metric.Int64ObservableCounter
-	terminated, crashed, recycled                    metric.Int64ObservableCounter
+	terminated, canceledOnNode, crashed, recycled    metric.Int64ObservableCounter
 	workers, busy, queued                            metric.Int64ObservableGauge
 	utilization, wait, run                           metric.Float64ObservableGauge
 	waitTotal, runTotal                              metric.Float64ObservableCounter
@@ -60,7 +60,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.rejected = counter("offload.pool.tasks.rejected", "{task}", "Submissions refused.")
 	in.canceled = counter("offload.pool.tasks.canceled", "{task}", "Tasks whose caller got a ctx error or ErrClosed.")
 	in.terminated = counter("offload.pool.workers.terminated", "{process}", "Worker processes killed for a task whose caller gave up and that did not return within TerminateGrace.")
-	in.crashed = counter("offload.pool.workers.crashed", "{process}", "Worker processes that died on their own.")
+	in.canceledOnNode = counter("offload.pool.tasks.canceled_on_node", "{task}", "A Remote pool's tasks whose caller gave up while they ran on a node, which was told to cancel them.")
+	in.crashed = counter("offload.pool.workers.crashed", "{process}", "Worker processes that died on their own, and a Remote pool's nodes lost.")
 	in.recycled = counter("offload.pool.workers.recycled", "{process}", "Worker processes replaced after MaxTasksPerWorker tasks.")
 	in.workers = gauge("offload.pool.workers", "{worker}", "Live workers, including those starting.")
 	in.busy = gauge("offload.pool.workers.busy", "{worker}", "Workers running a task.")
@@ -97,6 +98,7 @@ func (in *instruments) observe(o metric.Observer, poolAttr attribute.KeyValue, s
 	o.ObserveInt64(in.rejected, int64(st.Rejected), attrs)
 	o.ObserveInt64(in.canceled, int64(st.Canceled), attrs)
 	o.ObserveInt64(in.terminated, int64(st.Terminated), attrs)
+	o.ObserveInt64(in.canceledOnNode, int64(st.CanceledOnNode), attrs)
 	o.ObserveInt64(in.crashed, int64(st.Crashed), attrs)
 	o.ObserveInt64(in.recycled, int64(st.Recycled), attrs)
 	o.ObserveInt64(in.slow, int64(st.Slow), attrs)

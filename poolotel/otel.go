@@ -9,9 +9,12 @@
 // it adds nothing to a task's path. Every instrument is observable and
 // carries the attribute pool=NAME:
 //
-//   - counters offload.pool.tasks.{submitted,completed,failed,rejected,canceled,slow}
-//     (slow: tasks that ran past pool.Options.SlowTaskAfter) and
-//     offload.pool.workers.{terminated,crashed,recycled};
+//   - counters offload.pool.tasks.{submitted,completed,failed,rejected,canceled,canceled_on_node,slow}
+//     (canceled_on_node: a Remote pool's tasks whose caller gave up while
+//     they ran on a node; slow: tasks that ran past
+//     pool.Options.SlowTaskAfter) and
+//     offload.pool.workers.{terminated,crashed,recycled} (crashed also
+//     counts a Remote pool's lost nodes);
 //   - gauges offload.pool.workers, offload.pool.workers.max (the most
 //     tasks that may run at once now: Workers as SetWorkers last set it,
 //     or a Remote pool's live slots if fewer), offload.pool.workers.busy,

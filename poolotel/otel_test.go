@@ -126,6 +126,7 @@ func TestRegister(t *testing.T) {
 	assert.Equal(t, 1.0, point(t, m["offload.pool.workers"], poolAttr))
 	assert.Equal(t, 1.0, point(t, m["offload.pool.workers.max"], poolAttr))
 	assert.Zero(t, point(t, m["offload.pool.tasks.slow"], poolAttr), "no SlowTaskAfter")
+	assert.Zero(t, point(t, m["offload.pool.tasks.canceled_on_node"], poolAttr), "no node")
 	assert.Equal(t, 0.0, point(t, m["offload.pool.workers.busy"], poolAttr))
 	assert.Greater(t, point(t, m["offload.pool.run.duration"], poolAttr, attribute.Float64("quantile", 1)), 0.0)
 	assert.Greater(t, point(t, m["offload.pool.run.time.total"], poolAttr), 0.0)

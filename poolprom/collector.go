@@ -124,6 +124,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, name string, st pool.St
 	counter(d.rejected, st.Rejected)
 	counter(d.canceled, st.Canceled)
 	counter(d.terminated, st.Terminated)
+	counter(d.canceledOnNode, st.CanceledOnNode)
 	counter(d.crashed, st.Crashed)
 	counter(d.recycled, st.Recycled)
 	counter(d.slow, st.Slow)

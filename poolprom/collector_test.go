@@ -192,6 +192,7 @@ func TestCollectorScrape(t *testing.T) {
 			value(t, m, "offload_terminated_total", "sub") == 1
 	}, 10*time.Second, 5*time.Millisecond, "crashed, recycled and terminated reach the scrape: %+v", sub.Stats())
 	assert.Equal(t, 5.0, value(t, m, "offload_submitted_total", "sub"))
+	assert.Zero(t, value(t, m, "offload_canceled_on_node_total", "sub"), "a process killed here is no task canceled on a node")
 
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // descs are a Collector's metric descriptors.
 type descs struct {
 	submitted, completed, failed, rejected, canceled *prometheus.Desc
-	terminated, crashed, recycled                    *prometheus.Desc
+	terminated, canceledOnNode, crashed, recycled    *prometheus.Desc
 	workers, busy, queued, utilization               *prometheus.Desc
 	queueWait, runTime                               *prometheus.Desc
 	taskRuns, taskRunSeconds                         *prometheus.Desc
@@ -27,7 +27,8 @@ func newDescs(ns string) descs {
 		rejected:       desc("rejected_total", "Submissions refused: queue full, pool closed, unknown task, a done ctx.", pool...),
 		canceled:       desc("canceled_total", "Tasks whose caller got a ctx error or ErrClosed instead of a result.", pool...),
 		terminated:     desc("terminated_total", "Worker processes killed for a task whose caller gave up or whose pool closed and that did not return within TerminateGrace.", pool...),
-		crashed:        desc("crashed_total", "Worker processes that died on their own.", pool...),
+		canceledOnNode: desc("canceled_on_node_total", "A Remote pool's tasks whose caller gave up while they ran on a node, which was told to cancel them.", pool...),
+		crashed:        desc("crashed_total", "Worker processes that died on their own, and a Remote pool's nodes lost.", pool...),
 		recycled:       desc("recycled_total", "Worker processes replaced after MaxTasksPerWorker tasks.", pool...),
 		workers:        desc("workers", "Live workers, including those starting.", pool...),
 		busy:           desc("busy_workers", "Workers running a task.", pool...),
@@ -52,7 +53,7 @@ func newDescs(ns string) descs {
 func (d *descs) each(f func(*prometheus.Desc)) {
 	for _, desc := range []*prometheus.Desc{
 		d.submitted, d.completed, d.failed, d.rejected, d.canceled,
-		d.terminated, d.crashed, d.recycled,
+		d.terminated, d.canceledOnNode, d.crashed, d.recycled,
 		d.workers, d.busy, d.queued, d.utilization,
 		d.queueWait, d.runTime, d.taskRuns, d.taskRunSeconds,
 		d.nodeWorkers, d.nodeBusy, d.nodeInFlight, d.nodeAge,

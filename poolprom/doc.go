@@ -13,8 +13,10 @@
 // so a pool costs the same with or without a collector. The metrics,
 // with Options.Namespace (default "offload") as their prefix:
 //
-//   - counters: submitted, completed, failed, rejected, canceled (tasks);
-//     terminated, crashed, recycled (worker processes) — each
+//   - counters: submitted, completed, failed, rejected, canceled,
+//     canceled_on_node (tasks; the last a Remote pool's, whose caller gave
+//     up while they ran on a node); terminated, crashed, recycled (worker
+//     processes; crashed also counts a Remote pool's lost nodes) — each
 //     NAMESPACE_<what>_total{pool} — and NAMESPACE_slow_tasks_total{pool}
 //     (tasks that ran past pool.Options.SlowTaskAfter);
 //   - NAMESPACE_shed_total{pool,reason}: requests the pool's Shed

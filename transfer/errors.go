@@ -22,7 +22,7 @@ var (
 	ErrNotTransferable = errNotTransferable() // "transfer: value cannot cross a process boundary"
 
 	// ErrUnsupported is returned by cross-process operations on platforms
-	// without shared memory segments (everything but Linux).
+	// without shared memory segments (all but Linux, macOS and the BSDs).
 	ErrUnsupported = errUnsupported() // "transfer: shared memory is not supported on this platform"
 )
 

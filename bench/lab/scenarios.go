@@ -38,7 +38,7 @@ const (
 // which for one worker and 200 ms jobs drops a task that waited 400 ms in a
 // queue not empty for 800 ms, so that one an early, optimistic prediction
 // let in does not wait much past MaxWait.
-var overloadQueueDelay = pool.DefaultQueueDelay
+var overloadQueueDelay = pool.DefaultQueueDelay()
 
 // scenarios is the lab's table, in order; overloadPool ("pool1" or
 // "proc1") is the overload scenarios' pool.

@@ -36,7 +36,7 @@ func sweepSettings(jobTime time.Duration) []sweepSetting {
 		target, interval := max(d.Target, time.Duration(m.target*float64(jobTime))), max(d.Interval, time.Duration(m.interval*float64(jobTime)))
 		out = append(out, sweepSetting{fmt.Sprintf("%g/%g drain times, floors 5ms/100ms (%v/%v)", m.target, m.interval, target, interval), d})
 	}
-	return append(out, sweepSetting{"pool.DefaultQueueDelay", pool.DefaultQueueDelay})
+	return append(out, sweepSetting{"pool.DefaultQueueDelay", pool.DefaultQueueDelay()})
 }
 
 // sweepScenarios are the overload scenarios of -sweep.

@@ -1,8 +1,11 @@
 // Package registry is the process's table of registered tasks, by name:
 // package pool writes it (pool.Register, during program initialisation)
 // and the transports' worker sides read it to run a task they know only by
-// its name and its encoded input. It is the module's only package-level
-// state.
+// its name and its encoded input. It is the only package state the
+// user's code writes, and only at init. The module's other package-level
+// state is filled on first use and never by the user: caches by type or
+// name (pool's closure definitions, the codec's and shmbuf's per-type
+// facts) and one-per-process resources (shmbuf's shared-memory arena).
 package registry
 
 import (

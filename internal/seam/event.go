@@ -6,12 +6,11 @@ import (
 	"github.com/offloadgo/offload/cancel"
 )
 
-// EventKind says what happened to a worker process (or node).
+// EventKind says what happened to a worker process or a node. Each kind
+// is named for its subject, then what happened to it; the kinds without a
+// subject are a worker process's.
 type EventKind int
 
-// For a Remote pool's nodes: Started is a node that joined (its first
-// advert), Crashed one lost (silent past the liveness bound), Retired one
-// that left (said so), Terminated a call cancelled on its node.
 const (
 	// Started: a process is up and has said hello (Took: how long).
 	Started EventKind = iota + 1
@@ -31,12 +30,23 @@ const (
 	// books (a reply it could not send, a call it could not read).
 	Retired
 
+	// NodeJoined: a Remote pool's node was verified and takes calls.
+	NodeJoined
+	// NodeLeft: a node said it leaves (or was evicted, Err saying so).
+	NodeLeft
+	// NodeLost: a node went silent past the liveness bound, or is gone
+	// (Err says how).
+	NodeLost
+	// NodeTaskCanceled: a call's caller gave up while it ran on its node,
+	// and the node was told to cancel it.
+	NodeTaskCanceled
+
 	// KindsEnd follows the last kind: pool's own kinds start there (its
 	// mirror test fails if a kind added here would take their numbers).
 	KindsEnd
 )
 
-// Event is one thing that happened to a worker process.
+// Event is one thing that happened to a worker process or a node.
 type Event struct {
 	Kind   EventKind
 	Worker int // the pool's number for the worker goroutine
@@ -51,6 +61,7 @@ type Event struct {
 	// Exit is how the process ended, once it is reaped (Crashed); nil
 	// otherwise.
 	Exit *cancel.Exit
-	// Err is why a start failed (StartFailed).
+	// Err is why a start failed (StartFailed), or why a node left or was
+	// lost (NodeLeft, NodeLost).
 	Err error
 }

@@ -8,10 +8,11 @@ import (
 
 // ProtocolVersion is the version of the supervisor–worker protocol this
 // package and the frames above it speak; a worker whose Hello carries
-// another is refused. Version 2: a call's header carries the caller's
-// trace context before the task's name (see internal/subproc). Version 3:
-// on Linux, bodies of bulkMin bytes or more travel on a socket of their
-// own, descriptor 6 in the worker (see Conn.writeBulk).
+// another is refused. It changes with anything a peer of another build
+// would misread: the frame layout, a call's header (which carries the
+// caller's trace context before the task's name; see internal/subproc),
+// or where bodies travel (on Linux, bodies of bulkMin bytes or more go on
+// a socket of their own, descriptor 6 in the worker; see Conn.writeBulk).
 const ProtocolVersion = 3
 
 // Environment variables by which Start tells the worker what it is; Attach

@@ -99,8 +99,10 @@ func processGone(pid int) bool {
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
-// requireWorkers skips tb where worker processes are not supported (every
-// platform but Linux, where Start and NewPair return ErrUnsupported).
+// requireWorkers skips tb off Linux. Worker processes run on Linux, macOS
+// and the BSDs alike, but this package's tests with worker processes
+// build on Linux only (the macOS/BSD channel is tested there, under -tags
+// offload_portable), so here it never skips.
 func requireWorkers(tb testing.TB) {
 	tb.Helper()
 	if goos != "linux" {
