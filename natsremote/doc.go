@@ -100,10 +100,9 @@
 //     takes no new call, which goes to another node, and answers pings
 //     while the calls it runs finish, within ServeOptions.Drain
 //     (DefaultDrain, 25 s, unless set): those calls end as they would
-//     have, and the pool sees the node leave (pool.NodeLeft), not lost. A
-//     node that leaves with none of a pool's calls may stop answering
-//     before that pool's ping has confirmed it leaves; that pool then sees
-//     it lost (pool.NodeLost), with no call to fail.
+//     have, and the pool sees the node leave (pool.NodeLeft), not lost,
+//     also when it runs none of the pool's calls and stops answering as
+//     soon as it has said that it leaves.
 //   - A call carries the latest time it may start: when its pool would
 //     give up on the node, were the node to say nothing more. A node that
 //     reads it later answers "late" and never starts it, so no call starts

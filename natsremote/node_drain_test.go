@@ -41,3 +41,30 @@ func TestDrainBoundsTheWait(t *testing.T) {
 		})
 	}
 }
+
+// A node that leaves with none of the pool's calls unsubscribes as soon
+// as it has said so, before the pool's ping can confirm it: the server's
+// "no responders" to that ping then means it left (NodeLeft), not that it
+// was lost, and nothing counts in Stats.Crashed.
+func TestIdleNodeThatLeavesIsNotLost(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	n := serve(t, s, natsremote.ServeOptions{Pool: "idle-leaves", Local: pool.Options{Workers: 1}})
+	gone := make(chan pool.WorkerEventKind, 1)
+	p := remotePool(t, connect(t, s), "idle-leaves", pool.Options{Workers: 1, OnWorkerEvent: func(ev pool.WorkerEvent) {
+		if ev.Kind == pool.NodeLeft || ev.Kind == pool.NodeLost {
+			gone <- ev.Kind
+		}
+	}})
+	waitNodes(t, p, 1)
+	n.stop()
+	require.NoError(t, n.wait(t))
+	select {
+	case kind := <-gone:
+		assert.Equal(t, pool.NodeLeft, kind)
+	case <-time.After(time.Minute):
+		t.Fatal("the pool never saw the node go")
+	}
+	assert.Zero(t, p.Stats().Crashed)
+	assert.Empty(t, p.Nodes())
+}

@@ -276,7 +276,15 @@ func (s *submitter) onNoResponders(r reply) {
 		return
 	}
 	if !n.verified || len(n.calls) == 0 {
-		s.drop(n, seam.NodeLost, errGone) // nothing of ours there: forget it now
+		// Nothing of ours there: forget it now. A node that said it leaves
+		// and runs none of our calls may stop answering before a ping
+		// confirms it: it left. Only the server can say nobody subscribes,
+		// so a forged advert can't make a live node go this way.
+		if n.leaving || n.saysLeaving {
+			s.drop(n, seam.NodeLeft, nil)
+		} else {
+			s.drop(n, seam.NodeLost, errGone)
+		}
 	} else if n.unreachableAt.IsZero() {
 		n.unreachableAt = now
 	}

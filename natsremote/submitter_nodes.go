@@ -29,8 +29,12 @@ type knownNode struct {
 	reports  uint64
 	heardAt  time.Time // its last pong or answer
 	advertAt time.Time // its last advert: a hint, never proof of life
-	pingedAt time.Time
-	probeDue bool // a ping for an advert's news is due: see probe
+	// saysLeaving is its last advert's word that it leaves: a hint too,
+	// which names how a node that then stops answering went (see
+	// onNoResponders), never whether it did.
+	saysLeaving bool
+	pingedAt    time.Time
+	probeDue    bool // a ping for an advert's news is due: see probe
 	// nonce is its latest ping's, prevNonce the one before: a pong must
 	// echo one of them, on that ping's reply subject, with its secret.
 	nonce, prevNonce         uint64
@@ -152,7 +156,7 @@ func (s *submitter) onAdvert(msg *nats.Msg) {
 		s.probing++
 		p = s.ping(n, now)
 	default:
-		n.advertAt = now
+		n.advertAt, n.saysLeaving = now, a.leaving
 		if a.leaving != n.leaving || a.free != n.freeLeft() || !n.unreachableAt.IsZero() {
 			p = s.probe(n, now)
 		}
