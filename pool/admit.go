@@ -61,7 +61,7 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	// lock-free counters say the task will likely queue.
 	var since int64
 	if p.likelyQueued() {
-		since = now()
+		since = p.clock.now()
 	}
 	p.mu.Lock()
 	if p.state != open {
@@ -140,7 +140,7 @@ func (p *Pool) enqueue(j job, since int64) *worker {
 		}
 	}
 	if since == 0 {
-		since = now()
+		since = p.clock.now()
 	}
 	j.queueLink().since = since
 	if p.queue.n == 0 {

@@ -143,7 +143,7 @@ func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
 		}
 	}
 	first := b.first()
-	b.chain(now()) // one clock read serves every task the batch queues
+	b.chain(p.clock.now()) // one clock read serves every task the batch queues
 	p.mu.Lock()
 	if err := p.reserve(n); err != nil {
 		p.mu.Unlock()
