@@ -5,15 +5,17 @@ import "time"
 // monoclock is a pool's clock for the times it keeps of its tasks and
 // workers: nanoseconds on the monotonic clock since the pool was made.
 // A reading is one time.Since, which reads the monotonic clock alone
-// (time.Now reads the wall clock too, at about twice the cost), and a
-// worker reuses the end of one task as the start of the next it takes
-// from the queue (see take). Readings from different pools don't compare.
+// (time.Now reads the wall clock too), and a worker reuses the end of one
+// task as the start of the next it takes from the queue (see take); a
+// task handed to a parked worker costs two readings, its start and its
+// end, the least an exact run time takes. Readings from different pools
+// don't compare.
 //
 // Wall time never comes from it: a caller's deadline is wall time in
 // its ctx, compared with time.Now (see callerEnd.pastDeadline).
 type monoclock struct {
-	// base is read by time.Since, so it is the bubble's clock for a pool
-	// made in a synctest bubble, whose users are all in it.
+	// base is taken by New: in a synctest bubble, on the bubble's clock,
+	// which every user of a pool made there reads too.
 	base time.Time
 }
 
