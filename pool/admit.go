@@ -29,6 +29,40 @@ func (p *Pool) admit(j job, mode admitMode) error {
 // taken: a ctx that panics then fails its own caller and leaves the pool
 // as it was, and no caller can stall the lock.
 func (p *Pool) tryAdmit(j job, mode admitMode) error {
+	if err := p.screen(j, mode); err != nil {
+		return err
+	}
+	// A lock-free look first: the check under the lock decides, but this
+	// one keeps a flood of rejections off the lock and spares them the
+	// encoding and the ctx derivation.
+	if err := p.refusal(mode); err != nil {
+		return err
+	}
+	if err := j.prepare(p.transport, p.stop); err != nil {
+		return err
+	}
+	// A task that will wait in the queue needs the time it was queued; read
+	// the clock before the lock rather than while holding it, when the
+	// lock-free counters say the task will likely queue.
+	var since int64
+	if p.likelyQueued() {
+		since = p.clock.now()
+	}
+	p.mu.Lock()
+	waited, err := p.takeSlot(j, mode)
+	if err != nil {
+		return err // takeSlot has unlocked
+	}
+	if waited {
+		since = 0 // the wait for room is not time in the queue
+	}
+	return p.enterAndWake(j, mode, since)
+}
+
+// screen is admission's first steps, the caller's code: it reads j's ctx
+// (see check), checks that j's task can run on this pool's workers, and
+// starts j's span if the pool has a Tracer.
+func (p *Pool) screen(j job, mode admitMode) error {
 	if err := j.check(mode&admitWatch != 0); err != nil {
 		return err
 	}
@@ -36,13 +70,14 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 		return err
 	}
 	if t := p.opts.Tracer; t != nil {
-		if err := j.startSpan(t, p.opts.Isolation, p.transport != nil); err != nil {
-			return err
-		}
+		return j.startSpan(t, p.opts.Isolation, p.transport != nil)
 	}
-	// A lock-free look first: the check under the lock decides, but this
-	// one keeps a flood of rejections off the lock and spares them the
-	// encoding and the ctx derivation.
+	return nil
+}
+
+// refusal is admission's lock-free look: the error a submission would get
+// now, from the counters alone, or nil if it may have room.
+func (p *Pool) refusal(mode admitMode) error {
 	switch {
 	case p.stats.closed.Load():
 		return ErrClosed
@@ -53,36 +88,39 @@ func (p *Pool) tryAdmit(j job, mode admitMode) error {
 	case p.slots != nil && p.workerLimit() == 0:
 		return errNoWorkerNode
 	}
-	if err := j.prepare(p.transport, p.stop); err != nil {
-		return err
-	}
-	// A task that will wait in the queue needs the time it was queued; read
-	// the clock before the lock rather than while holding it, when the
-	// lock-free counters say the task will likely queue.
-	var since int64
-	if p.likelyQueued() {
-		since = now()
-	}
-	p.mu.Lock()
+	return nil
+}
+
+// takeSlot takes an admission slot for j, waiting for one if mode says
+// so, and reports whether it waited. p.mu is held, and stays held unless
+// takeSlot fails.
+func (p *Pool) takeSlot(j job, mode admitMode) (waited bool, err error) {
 	if p.state != open {
 		p.mu.Unlock()
-		return ErrClosed
+		return false, ErrClosed
 	}
-	if p.full() {
-		if mode&admitWait == 0 || p.workerLimit() == 0 {
-			// (A Remote pool with no live node fails SubmitBlocking too:
-			// blocking on a node that may never come is the hang that
-			// failing fast is for.)
-			p.mu.Unlock()
-			return p.fullErr()
-		}
-		if err := p.waitForRoom(j.callerEnd()); err != nil {
-			return err // waitForRoom has unlocked
-		}
-		since = 0 // the wait for room is not time in the queue
-	} else {
-		p.inflight++ // published with the worker's busy count below
+	if !p.full() {
+		p.inflight++ // published with the worker's busy count (see enterAndWake)
+		return false, nil
 	}
+	if mode&admitWait == 0 || p.workerLimit() == 0 {
+		// (A Remote pool with no live node fails SubmitBlocking too:
+		// blocking on a node that may never come is the hang that
+		// failing fast is for.)
+		p.mu.Unlock()
+		return false, p.fullErr()
+	}
+	if err := p.waitForRoom(j.callerEnd()); err != nil {
+		return false, err // waitForRoom has unlocked
+	}
+	return true, nil
+}
+
+// enterAndWake makes j, whose slot is taken, the pool's: it is handed to
+// an idle worker or queued (as queued at since, or now if since is 0),
+// and the worker that will run it is woken. p.mu is held, and released
+// on return; if j can't enter, its slot is freed.
+func (p *Pool) enterAndWake(j job, mode admitMode, since int64) error {
 	if err := j.enter(p, mode&admitWatch != 0); err != nil {
 		p.release()
 		p.mu.Unlock()
@@ -140,7 +178,7 @@ func (p *Pool) enqueue(j job, since int64) *worker {
 		}
 	}
 	if since == 0 {
-		since = now()
+		since = p.clock.now()
 	}
 	j.queueLink().since = since
 	if p.queue.n == 0 {

@@ -51,7 +51,7 @@ func (p *Pool) Load() Load {
 		InFlight:      r.gauges.inflight(),
 		Capacity:      p.capacity(),
 		Closed:        r.closed.Load(),
-		RecentRunTime: r.runTimeGuess(),
+		RecentRunTime: r.runTimeGuess(&p.clock),
 	}
 }
 

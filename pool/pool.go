@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/seam"
@@ -37,8 +36,10 @@ type Pool struct {
 	reaping  bool          // the idle reaper goroutine is running
 	tick     uint64        // the reaper's clock, in quarters of IdleTimeout
 	spawned  int           // workers started so far, to number them
+	// clock times the tasks and workers; it never changes after New.
+	clock monoclock
 	// lastEmpty is when a worker last found the queue empty or emptied it
-	// (monotonic ns), for QueueDelay.
+	// (a clock reading), for QueueDelay.
 	lastEmpty int64
 	// watchingSlow says the slow-task watcher runs (see slowtask.go).
 	watchingSlow bool
@@ -83,12 +84,13 @@ func New(opts Options) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{
-		opts:      s,
-		all:       make(map[*worker]struct{}),
-		drained:   make(chan struct{}),
-		lastEmpty: now(), // a new queue is empty
-		calls:     make([]sync.Pool, registry.Len()),
+		opts:    s,
+		all:     make(map[*worker]struct{}),
+		drained: make(chan struct{}),
+		clock:   newMonoclock(),
+		calls:   make([]sync.Pool, registry.Len()),
 	}
+	p.lastEmpty = p.clock.now() // a new queue is empty
 	p.setLimits()
 	p.events = poolEvents{pool: p, stats: &p.stats, logger: s.Logger, hook: s.OnWorkerEvent}
 	if p.events.logger == nil {
@@ -184,8 +186,3 @@ func SubmitBlocking[In, Out any](ctx context.Context, p *Pool, task Task[In, Out
 	}
 	return &c.Future, nil
 }
-
-// now is the monotonic clock in nanoseconds since the process started.
-func now() int64 { return int64(time.Since(epoch)) }
-
-var epoch = time.Now()

@@ -41,7 +41,7 @@ func (p *Pool) watchSlowTasks() {
 			p.mu.Unlock()
 			return
 		}
-		t := now()
+		t := p.clock.now()
 		p.mu.Lock()
 		next, running := p.findSlow(t, int64(after), &slow)
 		p.watchingSlow = running

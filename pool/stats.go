@@ -173,12 +173,12 @@ type recorder struct {
 // task has finished, how long the first one has been running, which its
 // run time will exceed. Without it a pool just started predicts no wait
 // at all, and Shed admits up to the queue's bound.
-func (r *recorder) runTimeGuess() time.Duration {
+func (r *recorder) runTimeGuess(clock *monoclock) time.Duration {
 	if run := r.recentRun.Load(); run != 0 {
 		return time.Duration(run)
 	}
 	if since := r.coldSince.Load(); since != 0 {
-		return time.Duration(max(now()-since, 0))
+		return time.Duration(max(clock.now()-since, 0))
 	}
 	return 0
 }
@@ -204,7 +204,7 @@ func (p *Pool) Stats() Stats {
 	}
 	r := &p.stats
 	var sum tally
-	t := now()
+	t := p.clock.now()
 	p.mu.Lock()
 	s := Stats{
 		Workers:   int(r.workers.Load()),

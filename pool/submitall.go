@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"fmt"
+	"iter"
 
 	"github.com/offloadgo/offload/internal/shmbuf"
 )
@@ -54,20 +55,16 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 		return nil, err
 	}
 	b := newBatch(task.def, ctx, end, ins)
-	if err = admitBatch(p, b); err != nil {
+	if err = admitBatch(p, b, len(ins)); err != nil {
 		p.stats.rejected.Add(uint64(len(ins)))
-		for _, chunk := range b {
-			for i := range chunk {
-				chunk[i].reject(err)
-			}
+		for _, c := range b.all() {
+			c.reject(err)
 		}
 		return nil, err
 	}
 	futures := make([]*Future[Out], 0, len(ins))
-	for _, chunk := range b {
-		for i := range chunk {
-			futures = append(futures, &chunk[i].Future)
-		}
+	for _, c := range b.all() {
+		futures = append(futures, &c.Future)
 	}
 	return futures, nil
 }
@@ -95,6 +92,21 @@ func newBatch[In, Out any](def *taskDef[In, Out], ctx context.Context, end calle
 	return b
 }
 
+// all yields the batch's calls in input order, each with its index.
+func (b batch[In, Out]) all() iter.Seq2[int, *call[In, Out]] {
+	return func(yield func(int, *call[In, Out]) bool) {
+		k := 0
+		for _, chunk := range b {
+			for i := range chunk {
+				if !yield(k, &chunk[i]) {
+					return
+				}
+				k++
+			}
+		}
+	}
+}
+
 // first and last are the batch's first and last calls; a batch is never
 // empty.
 func (b batch[In, Out]) first() *call[In, Out] { return &b[0][0] }
@@ -108,42 +120,20 @@ func (b batch[In, Out]) last() *call[In, Out] {
 // under it, the room for all is checked and taken at once, and the batch
 // joins the queue in one splice. On error no call has entered the pool,
 // and the caller rejects them all.
-func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
-	n := 0
-	for _, chunk := range b {
-		n += len(chunk)
-	}
+func admitBatch[In, Out any](p *Pool, b batch[In, Out], n int) error {
 	if t := p.opts.Tracer; t != nil {
-		k := 0
-		for _, chunk := range b {
-			for i := range chunk {
-				if err := chunk[i].startSpan(t, p.opts.Isolation, p.transport != nil); err != nil {
-					return batchErr(k, err)
-				}
-				k++
-			}
+		if err := b.startSpans(p, t); err != nil {
+			return err
 		}
 	}
-	// The lock-free look of tryAdmit, for the whole batch.
-	if p.stats.closed.Load() {
-		return ErrClosed
+	if err := p.batchRefusal(n); err != nil {
+		return err
 	}
-	if c := p.capacity(); c >= 0 {
-		if inflight := p.stats.gauges.inflight(); inflight+n > c {
-			return p.batchFullErr(n, c-inflight)
-		}
-	}
-	k := 0
-	for _, chunk := range b {
-		for i := range chunk {
-			if err := chunk[i].prepare(p.transport, p.stop); err != nil {
-				return batchErr(k, err)
-			}
-			k++
-		}
+	if err := b.prepare(p); err != nil {
+		return err
 	}
 	first := b.first()
-	b.chain(now()) // one clock read serves every task the batch queues
+	b.chain(p.clock.now()) // one clock read serves every task the batch queues
 	p.mu.Lock()
 	if err := p.reserve(n); err != nil {
 		p.mu.Unlock()
@@ -159,10 +149,8 @@ func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
 		}
 	}
 	if first.end.done != nil { // the batch shares one ctx
-		for _, chunk := range b {
-			for i := range chunk {
-				chunk[i].watch(p)
-			}
+		for _, c := range b.all() {
+			c.watch(p)
 		}
 	}
 	var idle [8]*worker // most batches wake few workers: no allocation
@@ -175,23 +163,55 @@ func admitBatch[In, Out any](p *Pool, b batch[In, Out]) error {
 	return nil
 }
 
+// startSpans starts the span of each of the batch's calls with the pool's
+// Tracer t: the caller's code, before the lock.
+func (b batch[In, Out]) startSpans(p *Pool, t Tracer) error {
+	for k, c := range b.all() {
+		if err := c.startSpan(t, p.opts.Isolation, p.transport != nil); err != nil {
+			return batchErr(k, err)
+		}
+	}
+	return nil
+}
+
+// batchRefusal is refusal for a batch of n tasks: the lock-free look of
+// tryAdmit, for the whole batch.
+func (p *Pool) batchRefusal(n int) error {
+	if p.stats.closed.Load() {
+		return ErrClosed
+	}
+	if c := p.capacity(); c >= 0 {
+		if inflight := p.stats.gauges.inflight(); inflight+n > c {
+			return p.batchFullErr(n, c-inflight)
+		}
+	}
+	return nil
+}
+
+// prepare prepares each of the batch's calls for p (see call.prepare):
+// their encoders run here, before the lock.
+func (b batch[In, Out]) prepare(p *Pool) error {
+	for k, c := range b.all() {
+		if err := c.prepare(p.transport, p.stop); err != nil {
+			return batchErr(k, err)
+		}
+	}
+	return nil
+}
+
 // moveInputs moves the Buffers of the batch's n inputs to its calls in
 // one move, so that it too is all or nothing: a Buffer that fails to move
 // leaves every input as it was.
 func (b batch[In, Out]) moveInputs(n int) error {
 	ins := make([]In, 0, n)
-	for _, chunk := range b {
-		for i := range chunk {
-			ins = append(ins, chunk[i].in)
-		}
+	for _, c := range b.all() {
+		ins = append(ins, c.in)
 	}
 	if err := shmbuf.MoveAt(&ins); err != nil {
 		return err
 	}
-	for _, chunk := range b {
-		for i := range chunk {
-			chunk[i].in, ins = ins[0], ins[1:]
-		}
+	for k, c := range b.all() {
+		c.in = ins[k]
 	}
 	return nil
 }
@@ -201,15 +221,13 @@ func (b batch[In, Out]) moveInputs(n int) error {
 // keeps a large batch from holding the lock for its length.
 func (b batch[In, Out]) chain(since int64) {
 	var prev *link
-	for _, chunk := range b {
-		for i := range chunk {
-			l := &chunk[i].link
-			l.queued, l.since, l.prev = true, since, prev
-			if prev != nil {
-				prev.next = l
-			}
-			prev = l
+	for _, c := range b.all() {
+		l := &c.link
+		l.queued, l.since, l.prev = true, since, prev
+		if prev != nil {
+			prev.next = l
 		}
+		prev = l
 	}
 }
 

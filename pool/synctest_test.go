@@ -53,3 +53,21 @@ func TestPoolInSynctestBubbles(t *testing.T) {
 	}
 	t.Cleanup(func() { close(stop); wg.Wait() })
 }
+
+// A task that starts in the instant its pool was made, by the clock of a
+// synctest bubble that has not moved since, counts as running: the pool's
+// clock never reads 0, which its fields keep for "no time".
+func TestPoolClockInAStillBubble(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1})
+		f, err := pool.Submit(context.Background(), p, nap, time.Second)
+		require.NoError(t, err)
+		synctest.Wait() // the task has started, and sleeps
+		time.Sleep(300 * time.Millisecond)
+		assert.Equal(t, 300*time.Millisecond, p.Stats().OldestRunning)
+		_, err = f.Wait()
+		require.NoError(t, err)
+		assert.Equal(t, time.Second, p.Stats().RunTime.Max)
+	})
+}

@@ -30,6 +30,7 @@ type worker struct {
 	// sentAt is when the runner last said the running task started where
 	// it runs (see seam.Call.Start), or 0. The worker alone uses it.
 	sentAt int64
+	clock  *monoclock // the pool's, for Started
 	// maxWait is what QueueDelay leaves the task it took to wait for room
 	// where it runs (a Remote runner waits for a node's free slot), or 0
 	// for no limit. The worker alone uses it.
@@ -46,7 +47,7 @@ func (p *Pool) spawn() {
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
 	p.workersWG.Add(1)
 	p.spawned++
-	go p.work(&worker{wake: make(chan struct{}, 1), id: p.spawned})
+	go p.work(&worker{wake: make(chan struct{}, 1), id: p.spawned, clock: &p.clock})
 	p.startReaper()
 }
 
@@ -86,7 +87,7 @@ func (p *Pool) work(w *worker) {
 		}
 		p.workersWG.Done()
 	}()
-	w.born = now()
+	w.born = p.clock.now()
 	if p.transport != nil {
 		w.runner = p.transport.NewRunner(w.id)
 		w.call.Start = w
@@ -114,7 +115,7 @@ func (p *Pool) work(w *worker) {
 		w.call.MaxWait, w.call.Queued = w.maxWait, time.Duration(wait)
 		done.outcome = j.run(w.runner, &w.call)
 		running = false
-		done.end = now()
+		done.end = p.clock.now()
 		if s := w.sentAt; s != 0 && s > done.start { // 0: not sent, or no runner
 			// A Remote runner waited for a node's slot: that was waiting.
 			done.wait, done.start = done.wait+s-done.start, s
@@ -165,7 +166,7 @@ func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
 		<-w.wake
 		if j = w.handoff; j != nil {
 			w.handoff = nil
-			w.startedAt.Store(now())
+			w.startedAt.Store(p.clock.now())
 			w.maxWait = p.handoffWait()
 			return j, 0
 		}
@@ -175,7 +176,7 @@ func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
 
 // Started records that the runner sent w's task where it runs (see
 // seam.Call.Start).
-func (w *worker) Started() { w.sentAt = now() }
+func (w *worker) Started() { w.sentAt = w.clock.now() }
 
 // finishJob does the pool's part of a job w has run, before its caller is
 // woken (see announce): it counts the job in w's tally, lets go of the
@@ -206,7 +207,7 @@ func (p *Pool) finishJob(w *worker, f finished) {
 // leaves the pool and, if work waits for it, a new worker takes its place.
 func (p *Pool) goexited(w *worker, f finished) {
 	f.outcome = f.job.exited()
-	f.end = now()
+	f.end = p.clock.now()
 	p.mu.Lock()
 	p.finishJob(w, f)
 	p.publishGauges()
@@ -253,7 +254,7 @@ func (p *Pool) take(w *worker, start int64) (job, int64) {
 	}
 	qd := p.opts.QueueDelay
 	if start == 0 && (qd.enabled() || p.queue.n > 0) {
-		start = now()
+		start = p.clock.now()
 	}
 	for {
 		l := p.queue.pop()
@@ -315,7 +316,7 @@ func (p *Pool) removeWorker(w *worker) {
 	p.stats.workers.Store(int64(len(p.all) + p.starting))
 	p.stats.exited.merge(&w.tally)
 	p.stats.exited.tasks.merge(&w.tally)
-	p.stats.exitedNanos += now() - w.born
+	p.stats.exitedNanos += p.clock.now() - w.born
 	p.checkDrained()
 }
 
