@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/testkit"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -253,7 +254,8 @@ func TestKillUnblocksAWriter(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// The worker reads nothing: the writer waits in poll for room.
+	testkit.WaitBlocked(t, "syscall", 20*time.Second, "TestKillUnblocksAWriter.func1", "unix.Ppoll")
 	p.Kill()
 	select {
 	case err := <-errc:
