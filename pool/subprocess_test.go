@@ -194,8 +194,5 @@ func newProcPool(t *testing.T, o pool.Options) (*pool.Pool, *logCapture) {
 	return newPool(t, o), &log
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testCtx is the test's ctx, bounded against a hang (testkit.Ctx).
+var testCtx = testkit.Ctx
