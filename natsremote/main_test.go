@@ -33,7 +33,11 @@ var (
 	remotePool  = harness.RemotePool
 	waitNodes   = remotetest.WaitNodes
 	testCtx     = testkit.Ctx
+	startNode   = harness.StartNode
 )
+
+// nodeProcess is this test binary started as a worker node.
+type nodeProcess = remotetest.NodeProcess
 
 // node is a Serve running for a test.
 type node = remotetest.Served

@@ -3,7 +3,6 @@ package poolprom_test
 import (
 	"context"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,9 +61,8 @@ func TestCollectorNodes(t *testing.T) {
 		10*time.Second, heartbeat)
 }
 
-// byNode returns family's values by node name (a node's ID is its name, a
-// dash and a random suffix), checking that each series is the remote
-// pool's.
+// byNode returns family's values by node name (remotetest.NodeName),
+// checking that each series is the remote pool's.
 func byNode(t *testing.T, families map[string]*dto.MetricFamily, family string) map[string]float64 {
 	t.Helper()
 	f := families[family]
@@ -76,8 +74,7 @@ func byNode(t *testing.T, families map[string]*dto.MetricFamily, family string) 
 			labels[l.GetName()] = l.GetValue()
 		}
 		require.Equal(t, "remote", labels["pool"])
-		name, _, _ := strings.Cut(labels["node"], "-")
-		out[name] = m.Gauge.GetValue()
+		out[remotetest.NodeName(labels["node"])] = m.Gauge.GetValue()
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
+	"strings"
 )
 
 // Heartbeat is Pool's nodes' and pool's heartbeat: short, so that adverts
@@ -37,4 +38,11 @@ func Pool(t testing.TB, name string, workers int, nodes ...Node) *pool.Pool {
 	p := h.RemotePool(t, Connect(t, s), name, pool.Options{Workers: workers})
 	WaitNodes(t, p, len(nodes))
 	return p
+}
+
+// NodeName is the Name of the node whose ID is id: Pool's nodes' IDs are
+// their Name, a dash and a random suffix.
+func NodeName(id string) string {
+	name, _, _ := strings.Cut(id, "-")
+	return name
 }

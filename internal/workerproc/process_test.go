@@ -137,7 +137,7 @@ func TestCloseKillsAWorkerThatIgnoresEOF(t *testing.T) {
 	assert.Equal(t, syscall.SIGKILL, e.Signal)
 	assert.Contains(t, e.Error(), "was killed by its supervisor (close)")
 	require.NoError(t, p.Close(), "Close is idempotent")
-	assert.True(t, processGone(p.PID()))
+	assert.True(t, testkit.ProcessExited(p.PID()))
 }
 
 func TestTerminate(t *testing.T) {
