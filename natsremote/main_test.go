@@ -10,6 +10,7 @@ import (
 	"github.com/offloadgo/offload/internal/remotetest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -46,4 +47,16 @@ type node = remotetest.Served
 func remotePoolBeating(t *testing.T, nc *nats.Conn, name string, heartbeat time.Duration, o pool.Options) *pool.Pool {
 	t.Helper()
 	return remotetest.Harness{Heartbeat: heartbeat}.RemotePool(t, nc, name, o)
+}
+
+// oneNodePool starts a server and a node of workers serving the pool
+// named name on it, and returns the server and a Remote pool of o that
+// sees the node.
+func oneNodePool(t *testing.T, name string, workers int, o pool.Options) (*embedded.Server, *pool.Pool) {
+	t.Helper()
+	s := startServer(t, embedded.Options{})
+	serve(t, s, natsremote.ServeOptions{Pool: name, Local: pool.Options{Workers: workers}})
+	p := remotePool(t, connect(t, s), name, o)
+	waitNodes(t, p, 1)
+	return s, p
 }

@@ -53,6 +53,17 @@ var (
 )
 
 // scrape fetches the metrics as a Prometheus server would, in the text
+// serveMetrics serves c's metrics, gathered by a pedantic registry, until
+// the test ends.
+func serveMetrics(t *testing.T, c *poolprom.Collector) *httptest.Server {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // format, and returns them by family name.
 func scrape(t *testing.T, srv *httptest.Server) map[string]*dto.MetricFamily {
 	t.Helper()
@@ -117,10 +128,7 @@ func TestCollectorScrape(t *testing.T) {
 	require.NoError(t, c.Add("inproc", inproc))
 	require.NoError(t, c.Add("sub", sub))
 	require.Error(t, c.Add("sub", sub), "a name is taken once")
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	srv := serveMetrics(t, c)
 
 	m := scrape(t, srv)
 	assert.Zero(t, value(t, m, "offload_submitted_total", "inproc"))
@@ -242,10 +250,7 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 	defer p.Close()
 	c := poolprom.New(poolprom.Options{})
 	require.NoError(t, c.Add("shed", p))
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	srv := serveMetrics(t, c)
 
 	holdCtx, release := context.WithCancel(context.Background())
 	held, err := pool.Submit(holdCtx, p, hold, 0)
@@ -281,10 +286,7 @@ func TestCollectorSlowTasksAndWorkersMax(t *testing.T) {
 	defer p.Close()
 	c := poolprom.New(poolprom.Options{})
 	require.NoError(t, c.Add("slow", p))
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	srv := serveMetrics(t, c)
 
 	m := scrape(t, srv)
 	assert.Zero(t, value(t, m, "offload_slow_tasks_total", "slow"))

@@ -2,12 +2,9 @@ package poolprom_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,10 +26,7 @@ func TestCollectorNodes(t *testing.T) {
 	c := poolprom.New(poolprom.Options{})
 	require.NoError(t, c.Add("remote", p))
 	require.NoError(t, c.Add("inproc", inproc))
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	srv := serveMetrics(t, c)
 
 	m := scrape(t, srv)
 	assert.Equal(t, map[string]float64{"a": 2, "b": 3}, byNode(t, m, "offload_node_workers"),
