@@ -177,6 +177,14 @@ func (l *logCapture) waitLog(t *testing.T, s string) {
 		20*time.Second, time.Millisecond, "worker log never got %q:\n%s", s, l.String())
 }
 
+// waitPID waits until the workers' log has prefix, and returns the pid
+// that follows it.
+func (l *logCapture) waitPID(t *testing.T, prefix string) int {
+	t.Helper()
+	l.waitLog(t, prefix)
+	return pidFromLog(t, l.String(), prefix)
+}
+
 // newProcPool returns a Subprocess pool whose workers' output is captured
 // (and shown if the test fails).
 func newProcPool(t *testing.T, o pool.Options) (*pool.Pool, *logCapture) {

@@ -53,6 +53,18 @@ var (
 )
 
 // scrape fetches the metrics as a Prometheus server would, in the text
+// collected is a pool of o, closed with the test, that a Collector
+// reports as name, and a server of that Collector's metrics.
+func collected(t *testing.T, name string, o pool.Options) (*pool.Pool, *httptest.Server) {
+	t.Helper()
+	p, err := pool.New(o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	c := poolprom.New(poolprom.Options{})
+	require.NoError(t, c.Add(name, p))
+	return p, serveMetrics(t, c)
+}
+
 // serveMetrics serves c's metrics, gathered by a pedantic registry, until
 // the test ends.
 func serveMetrics(t *testing.T, c *poolprom.Collector) *httptest.Server {
@@ -245,12 +257,7 @@ func TestCollectorNativeHistograms(t *testing.T) {
 // Shed's 503s and a stuck task reach the scrape: offload_shed_total by
 // reason, and offload_oldest_running_seconds while a task holds its worker.
 func TestCollectorShedAndOldestRunning(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
-	require.NoError(t, err)
-	defer p.Close()
-	c := poolprom.New(poolprom.Options{})
-	require.NoError(t, c.Add("shed", p))
-	srv := serveMetrics(t, c)
+	p, srv := collected(t, "shed", pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 
 	holdCtx, release := context.WithCancel(context.Background())
 	held, err := pool.Submit(holdCtx, p, hold, 0)
@@ -281,12 +288,7 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 // scrape: offload_slow_tasks_total, and offload_workers_max as SetWorkers
 // sets it.
 func TestCollectorSlowTasksAndWorkersMax(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 2, SlowTaskAfter: time.Millisecond})
-	require.NoError(t, err)
-	defer p.Close()
-	c := poolprom.New(poolprom.Options{})
-	require.NoError(t, c.Add("slow", p))
-	srv := serveMetrics(t, c)
+	p, srv := collected(t, "slow", pool.Options{Workers: 2, SlowTaskAfter: time.Millisecond})
 
 	m := scrape(t, srv)
 	assert.Zero(t, value(t, m, "offload_slow_tasks_total", "slow"))
