@@ -2,10 +2,8 @@ package pool_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,17 +180,6 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 	})
 }
 
-func pidFromLog(t *testing.T, log, prefix string) int {
-	t.Helper()
-	i := strings.Index(log, prefix)
-	require.GreaterOrEqual(t, i, 0)
-	rest := log[i+len(prefix):]
-	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	pid, err := strconv.Atoi(rest[:end])
-	require.NoError(t, err)
-	return pid
-}
-
 func TestSubprocessOutputGoesToLog(t *testing.T) {
 	t.Parallel()
 	p, log := newProcPool(t, pool.Options{Workers: 1})
@@ -335,13 +322,7 @@ func TestSubprocessShutdownAndClose(t *testing.T) {
 		queued, err := pool.Submit(ctx, p, procAdd, [2]int{1, 1})
 		require.NoError(t, err)
 		log.waitLog(t, "proc.block closed started")
-		require.NoError(t, p.Close())
-		_, err = f.Wait()
-		require.ErrorIs(t, err, pool.ErrTerminated)
-		require.ErrorIs(t, err, pool.ErrClosed)
-		_, err = queued.Wait()
-		require.ErrorIs(t, err, pool.ErrClosed)
-		require.NoError(t, p.Shutdown(ctx), "Shutdown after Close waits for the workers to go")
+		requireCloseEnds(t, ctx, p, f, queued)
 	})
 }
 
@@ -367,30 +348,6 @@ func TestSubprocessLeavesNothing(t *testing.T) {
 	require.NoError(t, p.Shutdown(ctx))
 	assert.Equal(t, kids, countChildren(t), "no worker process left")
 	assert.Equal(t, fds, countFDs(t), "no descriptor left")
-}
-
-// countFDs is how many descriptors the process holds.
-func countFDs(t *testing.T) int {
-	t.Helper()
-	all, _ := testkit.CountFDs(t, "")
-	return all
-}
-
-func countChildren(t *testing.T) int {
-	t.Helper()
-	testkit.SkipOffLinux(t, "counts child processes in /proc/self/task")
-	files, err := filepath.Glob("/proc/self/task/*/children")
-	require.NoError(t, err)
-	n := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // the thread ended
-		}
-		require.NoError(t, err)
-		n += len(strings.Fields(string(b)))
-	}
-	return n
 }
 
 // A process that is a worker but skipped Main must not start workers of

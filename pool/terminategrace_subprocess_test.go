@@ -287,13 +287,7 @@ func TestCloseGivesRunningTasksTheirGrace(t *testing.T) {
 			queued, err := pool.Submit(ctx, p, procPID, struct{}{})
 			require.NoError(t, err)
 
-			require.NoError(t, p.Close())
-			_, err = running.Wait()
-			require.ErrorIs(t, err, pool.ErrTerminated)
-			require.ErrorIs(t, err, pool.ErrClosed)
-			_, err = queued.Wait()
-			require.ErrorIs(t, err, pool.ErrClosed)
-			require.NoError(t, p.Shutdown(ctx), "Shutdown after Close waits for the workers to go")
+			requireCloseEnds(t, ctx, p, running, queued)
 			waitGone(t, pid)
 			l.logs.waitLog(t, "grace closed told")
 			if tc.killed {
