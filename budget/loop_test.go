@@ -148,10 +148,12 @@ func TestCustomYieldLetsLockWaitersIn(t *testing.T) {
 
 	mu.Lock()
 	var wg sync.WaitGroup
+	in := make(chan struct{})
 	wg.Go(func() {
 		mu.Lock()
 		waiterIn.Store(true)
 		mu.Unlock()
+		close(in)
 	})
 	yields := 0
 	rep, err := Loop(ctx, 1<<30, func(int) {
@@ -163,7 +165,7 @@ func TestCustomYieldLetsLockWaitersIn(t *testing.T) {
 		Yield: func() {
 			yields++
 			mu.Unlock()
-			time.Sleep(time.Millisecond) // let the waiter win the lock
+			<-in // the waiter takes the lock now, or has
 			mu.Lock()
 		},
 	})

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/testkit"
 )
 
 // TestNetpollYieldLetsTheNetworkInOnOneP runs a loop on the only P while a
@@ -38,7 +40,7 @@ func TestNetpollYieldLetsTheNetworkInOnOneP(t *testing.T) {
 		assert.NoError(t, err)
 		wokeAt <- yields.Load()
 	}()
-	time.Sleep(20 * time.Millisecond) // the reader parks in the netpoller
+	testkit.WaitBlocked(t, "IO wait", 10*time.Second, "TestNetpollYieldLetsTheNetworkInOnOneP.func")
 	_, err = client.Write([]byte{1})
 	require.NoError(t, err)
 

@@ -18,10 +18,7 @@ import (
 func TestNodeJoiningWakesBlockedSubmitters(t *testing.T) {
 	t.Parallel()
 	k := keysFor("join-wakes")
-	s := startServer(t, embedded.Options{})
-	serve(t, s, natsremote.ServeOptions{Pool: "join-wakes", Local: pool.Options{Workers: 1}})
-	p := remotePool(t, connect(t, s), "join-wakes", pool.Options{Workers: 4, MaxQueue: pool.NoQueue})
-	waitNodes(t, p, 1)
+	s, p := oneNodePool(t, "join-wakes", 1, pool.Options{Workers: 4, MaxQueue: pool.NoQueue})
 	ctx := testCtx(t)
 
 	first, err := pool.Submit(ctx, p, hold, k("first"))

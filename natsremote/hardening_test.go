@@ -10,8 +10,6 @@ import (
 
 	"github.com/offloadgo/offload/internal/ctxattack"
 	"github.com/offloadgo/offload/internal/testkit"
-	"github.com/offloadgo/offload/natsremote"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -20,10 +18,7 @@ import (
 // on, and so does the pool.
 func TestBadContextFailsItsOwnCall(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, embedded.Options{})
-	serve(t, s, natsremote.ServeOptions{Pool: "bad-ctx", Local: pool.Options{Workers: 2}})
-	p := remotePool(t, connect(t, s), "bad-ctx", pool.Options{Workers: 2})
-	waitNodes(t, p, 1)
+	_, p := oneNodePool(t, "bad-ctx", 2, pool.Options{Workers: 2})
 	for _, method := range testkit.Methods {
 		for _, cancellable := range []bool{true, false} {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -51,9 +46,6 @@ func TestBadContextFailsItsOwnCall(t *testing.T) {
 // test of the same name for the other isolations).
 func TestFaultyContextFailsItsOwnCallOnly(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, embedded.Options{})
-	serve(t, s, natsremote.ServeOptions{Pool: "faulty-ctx", Local: pool.Options{Workers: 1}})
-	p := remotePool(t, connect(t, s), "faulty-ctx", pool.Options{Workers: 1})
-	waitNodes(t, p, 1)
+	_, p := oneNodePool(t, "faulty-ctx", 1, pool.Options{Workers: 1})
 	ctxattack.Attack(t, p)
 }

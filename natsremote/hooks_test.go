@@ -46,8 +46,8 @@ func TestHookMayCallThePool(t *testing.T) {
 		assert.NoError(t, err)
 		assert.Equal(t, 3, out)
 	})
-	n.stop()
-	require.NoError(t, n.wait(t))
+	n.Stop()
+	require.NoError(t, n.Wait(t))
 	require.Eventually(t, func() bool { return events.Load() == 2 }, 10*time.Second, time.Millisecond, "the leave reaches the hook")
 	assert.Zero(t, listed.Load(), "the node that left is no longer listed")
 }

@@ -46,7 +46,7 @@ func TestLostNodeFailsItsCallsOthersRunOnSurvivors(t *testing.T) {
 	}, 10*time.Second, time.Millisecond, "one call on each node")
 
 	closed := time.Now()
-	a.nc.Close()
+	a.NC.Close()
 	var lost int
 	select {
 	case <-futures[0].Done():
@@ -81,7 +81,7 @@ func TestLostNodeFailsItsCallsOthersRunOnSurvivors(t *testing.T) {
 	assert.EqualValues(t, 5, st.Completed, "%+v", st)
 	assert.EqualValues(t, 1, st.Failed, "%+v", st)
 	assert.EqualValues(t, 1, st.Crashed, "the node's loss: %+v", st)
-	require.Error(t, a.wait(t), "Serve ends when its connection closes")
+	require.Error(t, a.Wait(t), "Serve ends when its connection closes")
 }
 
 // A node ends the calls of a submitter that vanished (its connection
@@ -120,7 +120,7 @@ func TestVanishedNodeIsGone(t *testing.T) {
 	f, err := pool.Submit(testCtx(t), p, hold, key)
 	require.NoError(t, err)
 	holdStarted(t, key)
-	n.nc.Close()
+	n.NC.Close()
 	gone := time.Now()
 	_, err = f.Wait()
 	require.ErrorIs(t, err, pool.ErrNodeLost)

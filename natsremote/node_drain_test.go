@@ -30,14 +30,14 @@ func TestDrainBoundsTheWait(t *testing.T) {
 			require.Eventually(t, func() bool { n := p.Nodes(); return len(n) == 1 && n[0].Busy == 1 }, 10*time.Second, time.Millisecond,
 				"the call runs on the node")
 			stopped := time.Now()
-			n.stop()
+			n.Stop()
 			_, err = f.Wait()
 			took := time.Since(stopped)
 			require.ErrorIs(t, err, pool.ErrNodeLost)
 			assert.Contains(t, err.Error(), "shut down under the task")
 			assert.GreaterOrEqual(t, took, max(drain, 0), "the call had its drain")
 			assert.Less(t, took, 10*time.Second, "and no more than its drain (with room for a busy machine)")
-			require.NoError(t, n.wait(t))
+			require.NoError(t, n.Wait(t))
 		})
 	}
 }
@@ -57,8 +57,8 @@ func TestIdleNodeThatLeavesIsNotLost(t *testing.T) {
 		}
 	}})
 	waitNodes(t, p, 1)
-	n.stop()
-	require.NoError(t, n.wait(t))
+	n.Stop()
+	require.NoError(t, n.Wait(t))
 	select {
 	case kind := <-gone:
 		assert.Equal(t, pool.NodeLeft, kind)

@@ -130,7 +130,7 @@ func TestSIGTERMedNodeFinishesItsCalls(t *testing.T) {
 		defer loadMu.Unlock()
 		return len(load) >= 20
 	}, time.Minute, time.Millisecond, "the load runs")
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGTERM))
 	loadMu.Lock()
 	var unfinished []*pool.Future[int] // at the signal: in flight on a or b
 	for _, l := range load {
@@ -141,7 +141,7 @@ func TestSIGTERMedNodeFinishesItsCalls(t *testing.T) {
 		}
 	}
 	loadMu.Unlock()
-	require.Eventually(t, func() bool { return strings.Contains(a.output.String(), "natsremote: leaving") }, 10*time.Second,
+	require.Eventually(t, func() bool { return strings.Contains(a.Output.String(), "natsremote: leaving") }, 10*time.Second,
 		time.Millisecond, "the node says it leaves")
 	loadMu.Lock()
 	leaving = true
@@ -158,16 +158,16 @@ func TestSIGTERMedNodeFinishesItsCalls(t *testing.T) {
 		}
 	}
 	require.NoError(t, os.WriteFile(release, nil, 0o600))
-	state := a.exit(t, time.Minute)
+	state := a.Exit(t, time.Minute)
 	assert.Equal(t, 0, state.ExitCode(), "a node that drained exits 0")
-	assert.Contains(t, a.output.String(), "natsremote: left")
+	assert.Contains(t, a.Output.String(), "natsremote: left")
 	close(stop)
 	loaders.Wait()
 
 	for i, f := range running {
 		got, err := f.Wait()
 		require.NoError(t, err, "long call %d, in flight on the stopped node", i)
-		assert.Equal(t, a.cmd.Process.Pid, got, "long call %d ran where it started", i)
+		assert.Equal(t, a.Cmd.Process.Pid, got, "long call %d ran where it started", i)
 	}
 	after := 0
 	for i, l := range load {
@@ -175,13 +175,13 @@ func TestSIGTERMedNodeFinishesItsCalls(t *testing.T) {
 		require.NoError(t, err, "short call %d", i)
 		if l.after {
 			after++
-			assert.Equal(t, b.cmd.Process.Pid, got, "short call %d, submitted once the node said it leaves, ran on the other", i)
+			assert.Equal(t, b.Cmd.Process.Pid, got, "short call %d, submitted once the node said it leaves, ran on the other", i)
 		}
 	}
 	require.NotZero(t, after, "calls were submitted while the node drained")
 	onA := len(running)
 	for _, f := range unfinished {
-		if got, _ := f.Wait(); got == a.cmd.Process.Pid {
+		if got, _ := f.Wait(); got == a.Cmd.Process.Pid {
 			onA++
 		}
 	}

@@ -4,9 +4,6 @@ package natsremote_test
 // reset, and read its state from /proc: Linux only.
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,19 +12,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
 // waitStopped waits until the node process is stopped (SIGSTOP), as
 // /proc says.
-func (n *nodeProcess) waitStopped(t *testing.T) {
+func waitStopped(t *testing.T, n *nodeProcess) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.cmd.Process.Pid))
-		// The state follows the command's name, in parentheses.
-		i := bytes.LastIndexByte(stat, ')')
-		return err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'T'
+		state, ok := testkit.ProcState(n.Cmd.Process.Pid)
+		return ok && state == 'T'
 	}, 10*time.Second, time.Millisecond, "the node process stops")
 }
 
@@ -49,7 +45,7 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return p.Nodes()[0].Busy == 1 }, 10*time.Second, time.Millisecond,
 		"the task runs on the node")
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGSTOP))
 	stopped := time.Now()
 	_, err = f.Wait()
 	require.ErrorIs(t, err, pool.ErrNodeLost)
@@ -57,7 +53,7 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 	time.Sleep(run) // the task's time is up while the node sleeps
 
 	resumed := len(w.kinds(0, -1, ""))
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGCONT))
 	require.Eventually(t, func() bool {
 		return w.count(resumed, "result", "_INBOX.")+w.count(resumed, "ended", "_INBOX.") == 1
 	}, 10*time.Second, time.Millisecond, "the node answers late")
@@ -65,7 +61,7 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 	waitNodes(t, p, 1) // it rejoins: its next advert, then its pong
 	got, err := pool.Run(testCtx(t), p, pid, struct{}{})
 	require.NoError(t, err, "the node is back")
-	assert.Equal(t, a.cmd.Process.Pid, got)
+	assert.Equal(t, a.Cmd.Process.Pid, got)
 	st := p.Stats()
 	assert.EqualValues(t, 1, st.Failed, "the late answer changed nothing: %+v", st)
 	assert.EqualValues(t, 1, st.Completed, "%+v", st)
@@ -83,8 +79,8 @@ func TestLostCallsNeverStartLate(t *testing.T) {
 	p := remotePool(t, connect(t, s), "late-start", pool.Options{Workers: 3})
 	waitNodes(t, p, 1)
 
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
-	a.waitStopped(t) // the signal is asynchronous: the node might read a call first
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGSTOP))
+	waitStopped(t, a) // the signal is asynchronous: the node might read a call first
 	var fs []*pool.Future[int]
 	for _, tag := range []string{"late-1", "late-2"} {
 		f, err := pool.Submit(testCtx(t), p, announce, announceIn{Tag: tag, D: time.Millisecond})
@@ -96,14 +92,14 @@ func TestLostCallsNeverStartLate(t *testing.T) {
 		require.ErrorIs(t, err, pool.ErrNodeLost, "sent to the stopped node, which never answered")
 	}
 	resumed := len(w.kinds(0, -1, ""))
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGCONT))
 	require.Eventually(t, func() bool { return w.count(resumed, "late", "_INBOX.") == 2 }, 10*time.Second, time.Millisecond,
 		"the resumed node turns both calls away as late")
 	waitNodes(t, p, 1)
 	out, err := pool.Run(testCtx(t), p, announce, announceIn{Tag: "fresh", D: time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, 1, out)
-	require.Eventually(t, func() bool { return strings.Contains(a.output.String(), "nr.announce started fresh") },
+	require.Eventually(t, func() bool { return strings.Contains(a.Output.String(), "nr.announce started fresh") },
 		10*time.Second, time.Millisecond)
-	assert.NotContains(t, a.output.String(), "nr.announce started late", "a call its caller was told was lost never starts")
+	assert.NotContains(t, a.Output.String(), "nr.announce started late", "a call its caller was told was lost never starts")
 }

@@ -71,8 +71,8 @@ func TestPropertyEveryFutureResolvesOnce(t *testing.T) {
 					calls[r.IntN(len(calls))].cancel()
 				case op < 90:
 					i := r.IntN(len(nodes))
-					nodes[i].nc.Close() // the node is lost to its submitters
-					require.Error(t, nodes[i].wait(t))
+					nodes[i].NC.Close() // the node is lost to its submitters
+					require.Error(t, nodes[i].Wait(t))
 					nodes[i] = serveWorker()
 					killed++
 				default:

@@ -109,8 +109,8 @@ func TestNoNodeFailsFast(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
-	n.stop()
-	require.NoError(t, n.wait(t))
+	n.Stop()
+	require.NoError(t, n.Wait(t))
 	require.Eventually(t, func() bool { return p.Load().Capacity == 0 }, 10*time.Second, time.Millisecond,
 		"the node left: %+v", p.Load())
 	_, err = pool.Run(ctx, p, add, [2]int{1, 1})

@@ -6,8 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offloadgo/offload/natsremote"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -18,10 +16,7 @@ import (
 func TestSetWorkersCapsCallsInFlight(t *testing.T) {
 	t.Parallel()
 	k := keysFor("set-workers")
-	s := startServer(t, embedded.Options{})
-	serve(t, s, natsremote.ServeOptions{Pool: "set-workers", Local: pool.Options{Workers: 4}})
-	p := remotePool(t, connect(t, s), "set-workers", pool.Options{Workers: 3, MaxQueue: 2})
-	waitNodes(t, p, 1)
+	_, p := oneNodePool(t, "set-workers", 4, pool.Options{Workers: 3, MaxQueue: 2})
 	ctx := testCtx(t)
 
 	require.NoError(t, p.SetWorkers(6))

@@ -39,12 +39,7 @@ func TestQueueFullAtCapacity(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				synctest.Test(t, func(t *testing.T) {
-					ctx := context.Background()
-					if cancellable {
-						var cancel context.CancelFunc
-						ctx, cancel = context.WithCancel(ctx)
-						defer cancel()
-					}
+					ctx := callerCtx(t, cancellable)
 					// Submit straight after New: most workers have not started
 					// yet, and admission must count the tasks all the same.
 					p := newPool(t, tc.opts)
@@ -292,4 +287,16 @@ func TestSequentialCallerIsNeverRejected(t *testing.T) {
 		require.Equal(t, i+1, out)
 	}
 	assert.Equal(t, uint64(0), p.Stats().Rejected)
+}
+
+// callerCtx is a caller's ctx: context.Background(), or, if cancellable,
+// one that can be cancelled (and is, when the test ends). Run and Submit
+// take a different path for a ctx that can end.
+func callerCtx(t *testing.T, cancellable bool) context.Context {
+	if !cancellable {
+		return context.Background()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx
 }

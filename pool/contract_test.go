@@ -1,11 +1,9 @@
 package pool_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -214,18 +212,6 @@ var reportCause = pool.Register("test.report-cause", func(ctx context.Context, r
 // waitGone waits until process pid has exited (a zombie, or reaped).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		// No /proc: a zombie counts as alive here, so wait for the reap.
-		require.Eventually(t, func() bool { return processGone(pid) }, 20*time.Second, time.Millisecond, "process %d never exited", pid)
-		return
-	}
-	require.Eventually(t, func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return true
-		}
-		// The state follows the parenthesised command name.
-		i := bytes.LastIndexByte(stat, ')')
-		return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
-	}, 20*time.Second, 100*time.Microsecond, "process %d never exited", pid)
+	require.Eventually(t, func() bool { return testkit.ProcessExited(pid) }, 20*time.Second, 100*time.Microsecond,
+		"process %d never exited", pid)
 }

@@ -273,8 +273,7 @@ func TestTaskChildrenDieWithTheWorker(t *testing.T) {
 			defer cancel()
 			f, err := pool.Submit(ctx, p, spawnChild, 0)
 			require.NoError(t, err)
-			log.waitLog(t, "spawned child pid=")
-			child := pidFromLog(t, log.String(), "spawned child pid=")
+			child := log.waitPID(t, "spawned child pid=")
 			if how == "terminate" {
 				cancel()
 			} else {

@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -127,6 +128,12 @@ func TestCloseStopsNow(t *testing.T) {
 // IdleTimeout, and MinWorkers stay.
 func TestIdleWorkersExit(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testIdleWorkersExit)
+}
+
+// testIdleWorkersExit runs in a synctest bubble: idle timeouts pass on the
+// bubble's clock, and synctest.Wait lets the reaping settle.
+func testIdleWorkersExit(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 3, MinWorkers: 1, IdleTimeout: 40 * time.Millisecond})
 	assert.Equal(t, 1, p.Stats().Workers, "MinWorkers start with the pool")
 
@@ -147,8 +154,11 @@ func TestIdleWorkersExit(t *testing.T) {
 		_, err := f.Wait()
 		require.NoError(t, err)
 	}
-	require.Eventually(t, func() bool { return p.Stats().Workers == 1 }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // past the idle timeout
+	synctest.Wait()
+	require.Equal(t, 1, p.Stats().Workers, "the workers above MinWorkers exit")
 	time.Sleep(150 * time.Millisecond) // several idle timeouts more
+	synctest.Wait()
 	assert.Equal(t, 1, p.Stats().Workers, "MinWorkers are kept however idle")
 
 	out, err := pool.Run(context.Background(), p, add, [2]int{1, 1})

@@ -111,13 +111,13 @@ func graces(t *testing.T, f func(t *testing.T, o pool.Options)) {
 	}
 }
 
+// filled is a shared-memory Buffer (one a worker process can take) of n
+// bytes counting up from seed.
 func filled(t *testing.T, n int, seed byte) *transfer.Buffer {
 	t.Helper()
 	b, err := transfer.NewBuffer(n)
 	require.NoError(t, err)
-	for i := range b.Bytes() {
-		b.Bytes()[i] = seed + byte(i)
-	}
+	testkit.Counting(b.Bytes(), seed)
 	return b
 }
 

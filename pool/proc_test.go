@@ -2,10 +2,8 @@ package pool_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,8 +168,7 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 		ctx := testCtx(t)
 		f, err := pool.Submit(ctx, p, procBlock, "victim")
 		require.NoError(t, err)
-		log.waitLog(t, "proc.block victim started pid=")
-		pid := pidFromLog(t, log.String(), "proc.block victim started pid=")
+		pid := log.waitPID(t, "proc.block victim started pid=")
 		require.NoError(t, killPID(pid))
 		_, err = f.Wait()
 		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
@@ -181,17 +178,6 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEqual(t, pid, next)
 	})
-}
-
-func pidFromLog(t *testing.T, log, prefix string) int {
-	t.Helper()
-	i := strings.Index(log, prefix)
-	require.GreaterOrEqual(t, i, 0)
-	rest := log[i+len(prefix):]
-	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	pid, err := strconv.Atoi(rest[:end])
-	require.NoError(t, err)
-	return pid
 }
 
 func TestSubprocessOutputGoesToLog(t *testing.T) {
@@ -336,13 +322,7 @@ func TestSubprocessShutdownAndClose(t *testing.T) {
 		queued, err := pool.Submit(ctx, p, procAdd, [2]int{1, 1})
 		require.NoError(t, err)
 		log.waitLog(t, "proc.block closed started")
-		require.NoError(t, p.Close())
-		_, err = f.Wait()
-		require.ErrorIs(t, err, pool.ErrTerminated)
-		require.ErrorIs(t, err, pool.ErrClosed)
-		_, err = queued.Wait()
-		require.ErrorIs(t, err, pool.ErrClosed)
-		require.NoError(t, p.Shutdown(ctx), "Shutdown after Close waits for the workers to go")
+		requireCloseEnds(t, ctx, p, f, queued)
 	})
 }
 
@@ -368,31 +348,6 @@ func TestSubprocessLeavesNothing(t *testing.T) {
 	require.NoError(t, p.Shutdown(ctx))
 	assert.Equal(t, kids, countChildren(t), "no worker process left")
 	assert.Equal(t, fds, countFDs(t), "no descriptor left")
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	testkit.SkipOffLinux(t, "counts descriptors in /proc/self/fd")
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	return len(ents)
-}
-
-func countChildren(t *testing.T) int {
-	t.Helper()
-	testkit.SkipOffLinux(t, "counts child processes in /proc/self/task")
-	files, err := filepath.Glob("/proc/self/task/*/children")
-	require.NoError(t, err)
-	n := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // the thread ended
-		}
-		require.NoError(t, err)
-		n += len(strings.Fields(string(b)))
-	}
-	return n
 }
 
 // A process that is a worker but skipped Main must not start workers of
@@ -431,7 +386,7 @@ func TestSubprocessIdleWorkersExit(t *testing.T) {
 	left, err := pool.Run(context.Background(), p, procPID, struct{}{})
 	require.NoError(t, err, "the warm worker still serves")
 	if left != pidB {
-		require.Eventually(t, func() bool { return processGone(pidB) }, 10*time.Second, 5*time.Millisecond,
+		require.Eventually(t, func() bool { return testkit.ProcessReaped(pidB) }, 10*time.Second, 5*time.Millisecond,
 			"the retired worker's process %d is gone", pidB)
 	}
 }

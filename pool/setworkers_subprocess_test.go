@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -71,7 +72,7 @@ func TestSetWorkersSubprocess(t *testing.T) {
 	require.NoError(t, p.SetWorkers(1))
 	require.Eventually(t, func() bool { return p.Stats().Workers == 3 }, 10*time.Second, time.Millisecond,
 		"the idle worker exits at once")
-	require.Eventually(t, func() bool { return processGone(idle) }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return testkit.ProcessReaped(idle) }, 10*time.Second, time.Millisecond,
 		"and its process %d with it", idle)
 	d := submit("d") // queued: three tasks still run, and one worker is kept
 
@@ -93,7 +94,7 @@ func TestSetWorkersSubprocess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pidC, pidD, "d ran on the process kept")
 	for _, pid := range []int{pidA, pidB} {
-		require.Eventually(t, func() bool { return processGone(pid) }, 10*time.Second, time.Millisecond,
+		require.Eventually(t, func() bool { return testkit.ProcessReaped(pid) }, 10*time.Second, time.Millisecond,
 			"the process %d of a worker above the limit exits once its task returns", pid)
 	}
 	assert.Equal(t, 1, p.Stats().Workers)

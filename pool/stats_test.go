@@ -34,21 +34,25 @@ func TestStatsLatencyAndUtilization(t *testing.T) {
 	assert.GreaterOrEqual(t, p.Load().RecentRunTime, d/2)
 }
 
+// The wait is the bubble's clock: the second task waits exactly as long as
+// the first holds the worker.
 func TestStatsShowsQueueWait(t *testing.T) {
 	t.Parallel()
-	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 1})
-	release := make(chan struct{})
-	first, err := pool.Submit(context.Background(), p, wait, gate{release: release})
-	require.NoError(t, err)
-	second, err := pool.Submit(context.Background(), p, add, [2]int{})
-	require.NoError(t, err)
-	time.Sleep(30 * time.Millisecond)
-	close(release)
-	for _, f := range []*pool.Future[int]{first, second} {
-		_, err := f.Wait()
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, pool.Options{Workers: 1, MaxQueue: 1})
+		release := make(chan struct{})
+		first, err := pool.Submit(context.Background(), p, wait, gate{release: release})
 		require.NoError(t, err)
-	}
-	assert.GreaterOrEqual(t, p.Stats().WaitTime.Max, 20*time.Millisecond, "the second task waited for the first")
+		second, err := pool.Submit(context.Background(), p, add, [2]int{})
+		require.NoError(t, err)
+		time.Sleep(30 * time.Millisecond)
+		close(release)
+		for _, f := range []*pool.Future[int]{first, second} {
+			_, err := f.Wait()
+			require.NoError(t, err)
+		}
+		assert.GreaterOrEqual(t, p.Stats().WaitTime.Max, 20*time.Millisecond, "the second task waited for the first")
+	})
 }
 
 func TestLoadMirrorsThePool(t *testing.T) {

@@ -38,12 +38,7 @@ func TestSubmitAllIsAllOrNothing(t *testing.T) {
 		t.Run(fmt.Sprintf("cancellable=%v", cancellable), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				ctx := context.Background()
-				if cancellable {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithCancel(ctx)
-					defer cancel()
-				}
+				ctx := callerCtx(t, cancellable)
 				p := newPool(t, pool.Options{Workers: 2, MaxQueue: 3}) // room for 5
 				started := make(chan int, 100)
 				release := make(chan struct{})

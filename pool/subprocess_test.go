@@ -177,6 +177,14 @@ func (l *logCapture) waitLog(t *testing.T, s string) {
 		20*time.Second, time.Millisecond, "worker log never got %q:\n%s", s, l.String())
 }
 
+// waitPID waits until the workers' log has prefix, and returns the pid
+// that follows it.
+func (l *logCapture) waitPID(t *testing.T, prefix string) int {
+	t.Helper()
+	l.waitLog(t, prefix)
+	return pidFromLog(t, l.String(), prefix)
+}
+
 // newProcPool returns a Subprocess pool whose workers' output is captured
 // (and shown if the test fails).
 func newProcPool(t *testing.T, o pool.Options) (*pool.Pool, *logCapture) {
@@ -194,8 +202,5 @@ func newProcPool(t *testing.T, o pool.Options) (*pool.Pool, *logCapture) {
 	return newPool(t, o), &log
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testCtx is the test's ctx, bounded against a hang (testkit.Ctx).
+var testCtx = testkit.Ctx

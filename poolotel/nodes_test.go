@@ -2,7 +2,6 @@ package poolotel_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -63,8 +62,8 @@ func TestRegisterNodes(t *testing.T) {
 		10*time.Second, heartbeat)
 }
 
-// byNode returns a node gauge's values by node name (a node's ID is its
-// name, a dash and a random suffix), checking each point is the pool's.
+// byNode returns a node gauge's values by node name (remotetest.NodeName),
+// checking each point is the pool's.
 func byNode(t *testing.T, m metricdata.Metrics) map[string]float64 {
 	t.Helper()
 	out := map[string]float64{}
@@ -72,8 +71,7 @@ func byNode(t *testing.T, m metricdata.Metrics) map[string]float64 {
 		p, _ := attrs.Value("pool")
 		require.Equal(t, "remote", p.AsString(), m.Name)
 		id, _ := attrs.Value("node")
-		name, _, _ := strings.Cut(id.AsString(), "-")
-		out[name] = v
+		out[remotetest.NodeName(id.AsString())] = v
 	}
 	switch d := m.Data.(type) {
 	case metricdata.Gauge[int64]:

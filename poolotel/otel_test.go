@@ -65,34 +65,34 @@ func point(t *testing.T, m metricdata.Metrics, want ...attribute.KeyValue) float
 		}
 		return true
 	}
+	var v float64
+	var ok bool
 	switch d := m.Data.(type) {
 	case metricdata.Sum[int64]:
-		for _, p := range d.DataPoints {
-			if has(p.Attributes) {
-				return float64(p.Value)
-			}
-		}
+		v, ok = pointWhere(d.DataPoints, has)
 	case metricdata.Sum[float64]:
-		for _, p := range d.DataPoints {
-			if has(p.Attributes) {
-				return p.Value
-			}
-		}
+		v, ok = pointWhere(d.DataPoints, has)
 	case metricdata.Gauge[int64]:
-		for _, p := range d.DataPoints {
-			if has(p.Attributes) {
-				return float64(p.Value)
-			}
-		}
+		v, ok = pointWhere(d.DataPoints, has)
 	case metricdata.Gauge[float64]:
-		for _, p := range d.DataPoints {
-			if has(p.Attributes) {
-				return p.Value
-			}
-		}
+		v, ok = pointWhere(d.DataPoints, has)
+	}
+	if ok {
+		return v
 	}
 	t.Fatalf("%s has no point with %v", m.Name, want)
 	return 0
+}
+
+// pointWhere is the value of the first of points whose attributes has
+// accepts.
+func pointWhere[N int64 | float64](points []metricdata.DataPoint[N], has func(attribute.Set) bool) (float64, bool) {
+	for _, p := range points {
+		if has(p.Attributes) {
+			return float64(p.Value), true
+		}
+	}
+	return 0, false
 }
 
 // The instruments move as the pool works, read through the SDK's manual

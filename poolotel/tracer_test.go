@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/offloadgo/offload/internal/testkit"
+	"github.com/offloadgo/offload/internal/remotetest"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -196,43 +196,21 @@ func TestNoTracerCarriesNothing(t *testing.T) {
 	assert.Empty(t, tr.exporter.GetSpans())
 }
 
+// nodeHarness is the harness of these tests' node processes and Remote pools.
+var nodeHarness = remotetest.Harness{Heartbeat: 100 * time.Millisecond}
+
 // startNode starts this test binary as a node process serving the pool
 // named name, with one slot; it is killed and reaped when the test ends.
 func startNode(t *testing.T, url, name, isolation string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(),
-		natsremote.EnvURL+"="+url,
-		natsremote.EnvPool+"="+name,
-		natsremote.EnvWorkers+"=1",
-		natsremote.EnvIsolation+"="+isolation,
-		natsremote.EnvHeartbeat+"=100ms",
-	)
-	output := &testkit.Buffer{}
-	cmd.Stdout, cmd.Stderr = output, output
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("node process %d said:\n%s", cmd.Process.Pid, output)
-		}
-	})
-	return cmd
+	return nodeHarness.StartNode(t, url, name, "1", natsremote.EnvIsolation+"="+isolation).Cmd
 }
 
 // nodePool returns a Remote pool of the nodes serving name on s, once it
 // sees one.
 func nodePool(t *testing.T, s *embedded.Server, name string, tracer pool.Tracer) *pool.Pool {
 	t.Helper()
-	nc, err := s.Connect()
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	transport, err := natsremote.New(nc, natsremote.Options{Pool: name, Heartbeat: 100 * time.Millisecond})
-	require.NoError(t, err)
-	p, err := pool.New(pool.Options{Workers: 1, Transport: transport, Tracer: tracer})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	require.Eventually(t, func() bool { return len(p.Nodes()) == 1 }, 20*time.Second, 5*time.Millisecond, "the node is seen")
+	p := nodeHarness.RemotePool(t, remotetest.Connect(t, s), name, pool.Options{Workers: 1, Tracer: tracer})
+	remotetest.WaitNodes(t, p, 1)
 	return p
 }

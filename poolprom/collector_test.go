@@ -53,6 +53,29 @@ var (
 )
 
 // scrape fetches the metrics as a Prometheus server would, in the text
+// collected is a pool of o, closed with the test, that a Collector
+// reports as name, and a server of that Collector's metrics.
+func collected(t *testing.T, name string, o pool.Options) (*pool.Pool, *httptest.Server) {
+	t.Helper()
+	p, err := pool.New(o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	c := poolprom.New(poolprom.Options{})
+	require.NoError(t, c.Add(name, p))
+	return p, serveMetrics(t, c)
+}
+
+// serveMetrics serves c's metrics, gathered by a pedantic registry, until
+// the test ends.
+func serveMetrics(t *testing.T, c *poolprom.Collector) *httptest.Server {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // format, and returns them by family name.
 func scrape(t *testing.T, srv *httptest.Server) map[string]*dto.MetricFamily {
 	t.Helper()
@@ -117,10 +140,7 @@ func TestCollectorScrape(t *testing.T) {
 	require.NoError(t, c.Add("inproc", inproc))
 	require.NoError(t, c.Add("sub", sub))
 	require.Error(t, c.Add("sub", sub), "a name is taken once")
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	srv := serveMetrics(t, c)
 
 	m := scrape(t, srv)
 	assert.Zero(t, value(t, m, "offload_submitted_total", "inproc"))
@@ -238,15 +258,7 @@ func TestCollectorNativeHistograms(t *testing.T) {
 // Shed's 503s and a stuck task reach the scrape: offload_shed_total by
 // reason, and offload_oldest_running_seconds while a task holds its worker.
 func TestCollectorShedAndOldestRunning(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
-	require.NoError(t, err)
-	defer p.Close()
-	c := poolprom.New(poolprom.Options{})
-	require.NoError(t, c.Add("shed", p))
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	p, srv := collected(t, "shed", pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 
 	holdCtx, release := context.WithCancel(context.Background())
 	held, err := pool.Submit(holdCtx, p, hold, 0)
@@ -277,15 +289,7 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 // scrape: offload_slow_tasks_total, and offload_workers_max as SetWorkers
 // sets it.
 func TestCollectorSlowTasksAndWorkersMax(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 2, SlowTaskAfter: time.Millisecond})
-	require.NoError(t, err)
-	defer p.Close()
-	c := poolprom.New(poolprom.Options{})
-	require.NoError(t, c.Add("slow", p))
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	p, srv := collected(t, "slow", pool.Options{Workers: 2, SlowTaskAfter: time.Millisecond})
 
 	m := scrape(t, srv)
 	assert.Zero(t, value(t, m, "offload_slow_tasks_total", "slow"))

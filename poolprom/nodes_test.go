@@ -2,13 +2,9 @@ package poolprom_test
 
 import (
 	"context"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,10 +26,7 @@ func TestCollectorNodes(t *testing.T) {
 	c := poolprom.New(poolprom.Options{})
 	require.NoError(t, c.Add("remote", p))
 	require.NoError(t, c.Add("inproc", inproc))
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
+	srv := serveMetrics(t, c)
 
 	m := scrape(t, srv)
 	assert.Equal(t, map[string]float64{"a": 2, "b": 3}, byNode(t, m, "offload_node_workers"),
@@ -62,9 +55,8 @@ func TestCollectorNodes(t *testing.T) {
 		10*time.Second, heartbeat)
 }
 
-// byNode returns family's values by node name (a node's ID is its name, a
-// dash and a random suffix), checking that each series is the remote
-// pool's.
+// byNode returns family's values by node name (remotetest.NodeName),
+// checking that each series is the remote pool's.
 func byNode(t *testing.T, families map[string]*dto.MetricFamily, family string) map[string]float64 {
 	t.Helper()
 	f := families[family]
@@ -76,8 +68,7 @@ func byNode(t *testing.T, families map[string]*dto.MetricFamily, family string) 
 			labels[l.GetName()] = l.GetValue()
 		}
 		require.Equal(t, "remote", labels["pool"])
-		name, _, _ := strings.Cut(labels["node"], "-")
-		out[name] = m.Gauge.GetValue()
+		out[remotetest.NodeName(labels["node"])] = m.Gauge.GetValue()
 	}
 	return out
 }

@@ -6,15 +6,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/testkit"
 )
 
 // filled is a Buffer over n bytes counting up from seed.
 func filled(n int, seed byte) *Buffer {
-	raw := make([]byte, n)
-	for i := range raw {
-		raw[i] = seed + byte(i)
-	}
-	return Move(raw)
+	return Move(testkit.Counting(make([]byte, n), seed))
 }
 
 func TestNewBuffer(t *testing.T) {

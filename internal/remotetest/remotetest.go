@@ -1,23 +1,21 @@
-// Package remotetest starts what the tests of a Remote pool's reporters
-// (poolprom, poolotel) need: an embedded NATS server without a listener,
-// worker nodes serving on it, and a Remote pool that sees them all. For
-// tests only; everything ends with the test.
+// Package remotetest is the tests' harness for Remote pools: an embedded
+// NATS server, worker nodes serving on it, and Remote pools that see
+// them. The tests of natsremote build on its pieces; those of the Remote
+// pool's reporters (poolprom, poolotel) take Pool, which puts them
+// together. For tests only; everything ends with the test.
 package remotetest
 
 import (
-	"context"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
+	"strings"
 )
 
-// Heartbeat is the nodes' and the pool's heartbeat: short, so that adverts
+// Heartbeat is Pool's nodes' and pool's heartbeat: short, so that adverts
 // follow a change within a test's patience.
 const Heartbeat = 20 * time.Millisecond
 
@@ -32,36 +30,19 @@ type Node struct {
 // and a random suffix.
 func Pool(t testing.TB, name string, workers int, nodes ...Node) *pool.Pool {
 	t.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	s, err := embedded.Start(embedded.Options{})
-	require.NoError(t, err)
-	t.Cleanup(s.Shutdown)
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, len(nodes))
-	t.Cleanup(func() {
-		stop()
-		for range nodes {
-			<-served
-		}
-	})
+	h := Harness{Heartbeat: Heartbeat}
+	s := StartServer(t, embedded.Options{})
 	for _, n := range nodes {
-		nc, err := s.Connect()
-		require.NoError(t, err)
-		t.Cleanup(nc.Close)
-		go func() {
-			served <- natsremote.Serve(ctx, nc, natsremote.ServeOptions{
-				Pool: name, Name: n.Name, Heartbeat: Heartbeat, Local: pool.Options{Workers: n.Workers}, Logger: quiet})
-		}()
+		h.Serve(t, s, natsremote.ServeOptions{Pool: name, Name: n.Name, Local: pool.Options{Workers: n.Workers}})
 	}
-	nc, err := s.Connect()
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	tr, err := natsremote.New(nc, natsremote.Options{Pool: name, Heartbeat: Heartbeat})
-	require.NoError(t, err)
-	p, err := pool.New(pool.Options{Workers: workers, Isolation: pool.Remote, Transport: tr, Logger: quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	require.Eventually(t, func() bool { return len(p.Nodes()) == len(nodes) }, 10*time.Second, Heartbeat,
-		"the pool should see its %d nodes", len(nodes))
+	p := h.RemotePool(t, Connect(t, s), name, pool.Options{Workers: workers})
+	WaitNodes(t, p, len(nodes))
 	return p
+}
+
+// NodeName is the Name of the node whose ID is id: Pool's nodes' IDs are
+// their Name, a dash and a random suffix.
+func NodeName(id string) string {
+	name, _, _ := strings.Cut(id, "-")
+	return name
 }

@@ -37,14 +37,7 @@ func TestPlatformSupport(t *testing.T) {
 func TestNewOnThisPlatform(t *testing.T) {
 	t.Parallel()
 	tr, err := New(Options{}, t.Context(), nil)
-	if want := PlatformSupport(runtime.GOOS); want != nil {
-		require.ErrorIs(t, err, errors.ErrUnsupported)
-		assert.Equal(t, want.Error(), err.Error())
-		assert.Nil(t, tr)
-		return
-	}
-	require.NoError(t, err)
-	assert.NotNil(t, tr)
+	assertNewAsSupport(t, PlatformSupport(runtime.GOOS), tr, err)
 }
 
 // A MemoryLimit is enforced on Linux only; elsewhere the error names the
@@ -68,7 +61,15 @@ func TestNewMemoryLimitOnThisPlatform(t *testing.T) {
 		t.Skip("no worker processes on " + runtime.GOOS)
 	}
 	tr, err := New(Options{MemoryLimit: 64 << 20}, t.Context(), nil)
-	if want := MemoryLimitSupport(runtime.GOOS); want != nil {
+	assertNewAsSupport(t, MemoryLimitSupport(runtime.GOOS), tr, err)
+}
+
+// assertNewAsSupport checks New's answer against a support check's: where
+// that refuses (want is its error), New fails with the same error, which
+// matches errors.ErrUnsupported; elsewhere New succeeds.
+func assertNewAsSupport(t *testing.T, want error, tr *ProcessCarrier, err error) {
+	t.Helper()
+	if want != nil {
 		require.ErrorIs(t, err, errors.ErrUnsupported)
 		assert.Equal(t, want.Error(), err.Error())
 		assert.Nil(t, tr)

@@ -5,6 +5,7 @@ package workerproc
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"testing"
@@ -89,10 +90,7 @@ func BenchmarkStartToHello(b *testing.B) {
 	requireWorkers(b)
 	log := quietLogger(b)
 	for b.Loop() {
-		p, err := Start(context.Background(), Spec{Logger: log})
-		if err != nil {
-			b.Fatal(err)
-		}
+		p := startOrFatal(b, log)
 		b.StopTimer()
 		p.Close()
 		b.StartTimer()
@@ -107,10 +105,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 	var total int64
 	n := 0
 	for b.Loop() {
-		p, err := Start(context.Background(), Spec{Logger: log})
-		if err != nil {
-			b.Fatal(err)
-		}
+		p := startOrFatal(b, log)
 		rss, err := p.RSS()
 		if err != nil {
 			b.Fatal(err)
@@ -188,10 +183,7 @@ func BenchmarkKillToDone256MiB(b *testing.B) {
 	log := quietLogger(b)
 	for b.Loop() {
 		b.StopTimer()
-		p, err := Start(context.Background(), Spec{Logger: log})
-		if err != nil {
-			b.Fatal(err)
-		}
+		p := startOrFatal(b, log)
 		if err := p.Conn().WriteFrame(Frame{Kind: kindHold, Body: []byte("256")}); err != nil {
 			b.Fatal(err)
 		}
@@ -214,10 +206,7 @@ func BenchmarkKillToDone(b *testing.B) {
 	log := quietLogger(b)
 	for b.Loop() {
 		b.StopTimer()
-		p, err := Start(context.Background(), Spec{Logger: log})
-		if err != nil {
-			b.Fatal(err)
-		}
+		p := startOrFatal(b, log)
 		b.StartTimer()
 		p.Kill()
 		<-p.Done()
@@ -225,4 +214,13 @@ func BenchmarkKillToDone(b *testing.B) {
 		p.Close()
 		b.StartTimer()
 	}
+}
+
+// startOrFatal starts a worker logging to log, or ends the benchmark.
+func startOrFatal(b *testing.B, log *slog.Logger) *Process {
+	p, err := Start(context.Background(), Spec{Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
 }

@@ -4,10 +4,8 @@ package workerproc
 
 import (
 	"context"
+	"errors"
 	"log/slog"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -82,30 +80,21 @@ func roundTrip(t testing.TB, c *Conn, f Frame) Frame {
 // openFDs counts this process's open descriptors.
 func openFDs(t testing.TB) int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	return len(ents)
+	all, _ := testkit.CountFDs(t, "")
+	return all
 }
 
-// processGone reports whether pid no longer runs (gone, or a zombie that
-// nobody reaps, as under a container's init).
-func processGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
-}
-
-// requireWorkers skips tb off Linux. Worker processes run on Linux, macOS
-// and the BSDs alike, but this package's tests with worker processes
-// build on Linux only (the macOS/BSD channel is tested there, under -tags
-// offload_portable), so here it never skips.
+// requireWorkers skips tb where this package's worker processes do not
+// run: where NewPair (like Start) fails with ErrUnsupported. They run on
+// Linux, macOS and the BSDs, the rule internal/subproc's requireWorkers
+// reads from PlatformSupport.
 func requireWorkers(tb testing.TB) {
 	tb.Helper()
-	if goos != "linux" {
-		tb.Skip(ErrUnsupported.Error())
+	a, b, err := NewPair(0)
+	if errors.Is(err, ErrUnsupported) {
+		tb.Skip(err.Error())
 	}
+	require.NoError(tb, err)
+	require.NoError(tb, a.Close())
+	require.NoError(tb, b.Close())
 }

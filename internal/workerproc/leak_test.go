@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/testkit"
 )
 
 // TestNoLeaks: not parallel, so that the descriptor count is this test's
@@ -44,6 +46,6 @@ func TestNoLeaks(t *testing.T) {
 
 	assert.Equal(t, before, openFDs(t), "descriptors left open")
 	for _, pid := range pids {
-		assert.True(t, processGone(pid), "worker %d still running", pid)
+		assert.True(t, testkit.ProcessExited(pid), "worker %d still running", pid)
 	}
 }

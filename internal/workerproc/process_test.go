@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/testkit"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -136,7 +137,7 @@ func TestCloseKillsAWorkerThatIgnoresEOF(t *testing.T) {
 	assert.Equal(t, syscall.SIGKILL, e.Signal)
 	assert.Contains(t, e.Error(), "was killed by its supervisor (close)")
 	require.NoError(t, p.Close(), "Close is idempotent")
-	assert.True(t, processGone(p.PID()))
+	assert.True(t, testkit.ProcessExited(p.PID()))
 }
 
 func TestTerminate(t *testing.T) {
@@ -253,7 +254,8 @@ func TestKillUnblocksAWriter(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// The worker reads nothing: the writer waits in poll for room.
+	testkit.WaitBlocked(t, "syscall", 20*time.Second, "TestKillUnblocksAWriter.func1", "unix.Ppoll")
 	p.Kill()
 	select {
 	case err := <-errc:
