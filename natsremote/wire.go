@@ -59,7 +59,8 @@ const (
 )
 
 // Node to submitter, on the reply subject. Every answer's arg is the
-// node's free slots as it sends it.
+// node's free slots as it sends it. Most answers are outcomes of
+// internal/outcome, each with its kind here (see answerKinds).
 const (
 	// kindFull: the node has no free slot; the call never ran. No body.
 	kindFull byte = iota + 16

@@ -16,7 +16,8 @@ import (
 // frame's ID is the call's sequence number on that worker, so that a reply
 // is matched to its call. Inputs and outputs are raw msgpack; a frame whose
 // kind has kindMoves set also carries Buffer traffic in a trailer (see
-// moves.go).
+// moves.go). A worker's answers are outcomes of internal/outcome, each
+// with its byte here (see answerKinds).
 const (
 	// kindCall, parent to worker: run a task. Body: callHeader + input.
 	kindCall byte = iota + 1
