@@ -26,14 +26,15 @@ func Panicked(value any, stack []byte) Outcome {
 }
 
 // OfError is the Outcome of a call whose error, as a pool reports it to
-// the caller, is err: a pool's sentinel is its Kind, with err's text
+// the caller, is err. A pool's sentinel is its Kind, with err's text
 // without the sentinel's as the account (the caller's side puts the
 // sentinel back, once, in front: see Err); ErrGoexit is Goexit, with no
-// body; ErrClosed is Lost, with no body, for the transport to say where;
-// any other error (ErrUnknownTask too: a worker that has the task found
-// it unknown further on) is Error with its text. A task's panic and a worker's task error are types of
-// package pool, which this package can't see: the caller of OfError
-// checks for them first (see natsremote's node).
+// body; ErrClosed is Lost, with no body, for the transport to say where.
+// Any other error is Error with its text; ErrUnknownTask too, since a
+// worker that had the task found it unknown further on. A task's panic
+// and a worker's task error are types of package pool, which this
+// package can't import: the caller of OfError checks for them first (see
+// natsremote's node).
 func OfError(err error) Outcome {
 	for _, s := range sentinels {
 		if errors.Is(err, s.err) {
