@@ -3,7 +3,6 @@ package natsremote
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/offloadgo/offload/pool"
 )
@@ -46,11 +45,4 @@ func causeOf(code byte) error {
 		return errSubmitterLost
 	}
 	return context.Canceled
-}
-
-// accountOf is the account of err, a local pool's error matching
-// sentinel, that a node sends in an answer of sentinel's kind: err's text
-// without sentinel's, which the submitter puts back, once, in front.
-func accountOf(err, sentinel error) []byte {
-	return []byte(strings.TrimPrefix(err.Error(), sentinel.Error()+": "))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/pool"
@@ -65,7 +66,7 @@ func (s *nodeServer) onMessage(msg *nats.Msg) {
 func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	head, input, err := parseCallHead(body)
 	if err != nil {
-		s.answer(reply, h, fmt.Appendf(nil, "node %s: %v", s.id, err), kindUnknown)
+		s.answer(reply, h, fmt.Appendf(nil, "node %s: %v", s.id, err), answerKind(outcome.Unknown))
 		return
 	}
 	if head.startBy != 0 && uint64(time.Now().UnixNano()) > head.startBy {
@@ -75,11 +76,11 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	e, ok := registry.Lookup(head.task)
 	switch {
 	case !ok:
-		s.answer(reply, h, fmt.Appendf(nil, "task %q is not registered on node %s", head.task, s.id), kindUnknown)
+		s.answer(reply, h, fmt.Appendf(nil, "task %q is not registered on node %s", head.task, s.id), answerKind(outcome.Unknown))
 		return
 	case e.Fingerprint != head.fingerprint:
 		s.answer(reply, h, fmt.Appendf(nil,
-			"node %s has another version of task %q: its input or output type differs (another build)", s.id, head.task), kindUnknown)
+			"node %s has another version of task %q: its input or output type differs (another build)", s.id, head.task), answerKind(outcome.Unknown))
 		return
 	}
 	s.mu.Lock()
@@ -90,7 +91,7 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 		return
 	case s.calls[h.token] != nil:
 		s.mu.Unlock()
-		s.answer(reply, h, []byte("a call with this token runs already"), kindUnknown)
+		s.answer(reply, h, []byte("a call with this token runs already"), answerKind(outcome.Unknown))
 		return
 	}
 	s.running.Add(1)
@@ -181,9 +182,9 @@ func (s *nodeServer) refused(c *nodeCall, err error) {
 	case errors.Is(err, pool.ErrQueueFull) || errors.Is(err, pool.ErrClosed):
 		s.answer(c.reply, h, nil, kindFull)
 	case c.ctx.Err() != nil:
-		s.answer(c.reply, h, []byte{causeCode(context.Cause(c.ctx))}, kindEnded)
+		s.answer(c.reply, h, []byte{causeCode(context.Cause(c.ctx))}, answerKind(outcome.Ended))
 	default:
-		s.answer(c.reply, h, s.fit([]byte(err.Error())), kindError)
+		s.answer(c.reply, h, s.fit([]byte(err.Error())), answerKind(outcome.Error))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/pool"
 )
@@ -23,12 +24,12 @@ import (
 func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
 	defer s.running.Done()
 	out, err := wait()
-	msg := s.outcome(c, out, err)
+	msg := s.finalAnswer(c, out, err)
 	s.mu.Lock()
 	delete(s.calls, c.token)
 	c.watchdog.Stop()
 	if c.quiet {
-		msg = kindOf(append(msg[:headerLen], causeCode(context.Cause(c.ctx))), kindEnded)
+		msg = kindOf(append(msg[:headerLen], causeCode(context.Cause(c.ctx))), answerKind(outcome.Ended))
 	}
 	putHeader(msg, header{kind: msg[1], id: c.id, arg: uint64(s.saying(s.free(), false)), token: c.token})
 	_ = s.nc.Publish(c.reply, msg)
@@ -37,39 +38,43 @@ func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
 	c.end(nil)
 }
 
-// outcome is the answer to a call whose task ended with out and err: the
-// header (its kind set; the rest left for finish) and body. The output's
-// Buffers are copied into it and released. A message that would not fit
-// the connection's maximum payload is cut to fit: an error's text, a
-// panic's value and stack.
-func (s *nodeServer) outcome(c *nodeCall, out any, err error) []byte {
+// finalAnswer is the answer to a call whose task ended with out and err:
+// the header (its kind set; the rest left for finish) and body. The
+// output's Buffers are copied into it and released.
+func (s *nodeServer) finalAnswer(c *nodeCall, out any, err error) []byte {
 	msg := appendHeader(nil, header{})
+	if err == nil {
+		return s.output(msg, out)
+	}
+	o := s.failed(c, err)
+	return kindOf(append(msg, o.Body...), answerKind(o.Kind))
+}
+
+// failed is the outcome of a call whose task ended with err, as the
+// node's pool reports it. A body that would not fit the connection's
+// maximum payload is cut to fit: an error's text, a panic's value and
+// stack.
+func (s *nodeServer) failed(c *nodeCall, err error) outcome.Outcome {
 	var pe *pool.PanicError
 	var re *pool.RemoteError
 	switch {
-	case err == nil:
-		return s.output(msg, out)
 	case c.ctx.Err() != nil:
 		// Ended by its deadline here, or by the watchdog, or cancelled:
 		// then nobody listens.
-		return kindOf(append(msg, causeCode(context.Cause(c.ctx))), kindEnded)
+		return outcome.Of(outcome.Ended, []byte{causeCode(context.Cause(c.ctx))})
 	case errors.As(err, &pe):
-		return kindOf(append(msg, s.fitPanic(pe)...), kindPanic)
+		return outcome.Of(outcome.Panic, s.fitPanic(pe))
 	case errors.As(err, &re):
-		return kindOf(append(msg, s.fit([]byte(re.Message))...), kindError)
-	case errors.Is(err, pool.ErrGoexit):
-		return kindOf(msg, kindGoexit)
-	case errors.Is(err, pool.ErrPayloadTooLarge):
-		return kindOf(append(msg, s.fit(accountOf(err, pool.ErrPayloadTooLarge))...), kindTooLarge)
-	case errors.Is(err, pool.ErrWorkerCrashed):
-		return kindOf(append(msg, s.fit(accountOf(err, pool.ErrWorkerCrashed))...), kindCrashed)
-	case errors.Is(err, pool.ErrWorkerStartFailed):
-		// Nothing ran: the submitter may send the call to another node.
-		return kindOf(append(msg, s.fit(accountOf(err, pool.ErrWorkerStartFailed))...), kindNotStarted)
-	case errors.Is(err, pool.ErrClosed):
-		return kindOf(fmt.Appendf(msg, "node %s shut down under the task", s.id), kindLost)
+		return outcome.Of(outcome.Error, s.fit([]byte(re.Message)))
 	}
-	return kindOf(append(msg, s.fit([]byte(err.Error()))...), kindError)
+	o := outcome.OfError(err)
+	if o.Kind == outcome.Lost {
+		o.Body = fmt.Appendf(nil, "node %s shut down under the task", s.id)
+	}
+	// A NotStarted never ran: the submitter may send the call to
+	// another node.
+	o.Body = s.fit(o.Body)
+	return o
 }
 
 // kindOf sets msg's kind.
@@ -90,12 +95,12 @@ func (s *nodeServer) output(msg []byte, out any) []byte {
 		err = codec.MarshalInto(buf, out)
 	}
 	if err != nil {
-		return kindOf(append(msg[:headerLen], s.fit(fmt.Appendf(nil, "pool: encode output: %v", err))...), kindError)
+		return kindOf(append(msg[:headerLen], s.fit(fmt.Appendf(nil, "pool: encode output: %v", err))...), answerKind(outcome.Error))
 	}
 	if limit := s.nc.MaxPayload(); int64(buf.Len()) > limit {
-		return kindOf(fmt.Appendf(msg[:headerLen], "output is %d bytes with its header, over the NATS connection's maximum payload %d", buf.Len(), limit), kindTooLarge)
+		return kindOf(fmt.Appendf(msg[:headerLen], "output is %d bytes with its header, over the NATS connection's maximum payload %d", buf.Len(), limit), answerKind(outcome.TooLarge))
 	}
-	return kindOf(buf.Bytes(), kindResult)
+	return kindOf(buf.Bytes(), answerKind(outcome.Result))
 }
 
 // truncated ends a text cut to fit a message.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/offloadgo/offload/cancel"
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
 )
@@ -198,10 +199,14 @@ func (s *submitter) refuse(n *knownNode, task string, why []byte) {
 
 // read turns a node's final answer a into m's output or error.
 func (s *submitter) read(m *seam.Call, node string, a answer) error {
-	switch a.kind {
-	case 0:
+	if a.kind == 0 {
 		return a.lost
-	case kindResult:
+	}
+	k := outcomeOf(a.kind)
+	switch k {
+	case 0:
+		return fmt.Errorf("natsremote: node %s sent an answer of unknown kind %d for task %q", node, a.kind, m.Task)
+	case outcome.Result:
 		var err error
 		if m.OutMoves {
 			err = codec.PeerUnmarshal(shmbuf.CopyPeer{}, a.body, m.Out)
@@ -212,25 +217,6 @@ func (s *submitter) read(m *seam.Call, node string, a answer) error {
 			return fmt.Errorf("pool: decode output of task %q: %w", m.Task, err)
 		}
 		return nil
-	case kindError:
-		return &seam.TaskError{Message: string(a.body)}
-	case kindPanic:
-		value, stack := codec.DecodePanic(a.body)
-		return &seam.Panic{Value: value, Stack: stack}
-	case kindGoexit:
-		return fmt.Errorf("%w: task %q did not return on node %s (t.FailNow or the like on its goroutine)", seam.ErrGoexit, m.Task, node)
-	case kindTooLarge:
-		return fmt.Errorf("%w: on node %s: %s", seam.ErrPayloadTooLarge, node, a.body)
-	case kindCrashed:
-		return fmt.Errorf("%w: on node %s: %s", seam.ErrWorkerCrashed, node, a.body)
-	case kindEnded:
-		var code byte
-		if len(a.body) == 1 {
-			code = a.body[0]
-		}
-		return cancel.WithCause(seam.ErrTerminated, causeOf(code))
-	case kindLost:
-		return fmt.Errorf("%w: node %s: %s", seam.ErrNodeLost, node, a.body)
 	}
-	return fmt.Errorf("natsremote: node %s sent an answer of unknown kind %d for task %q", node, a.kind, m.Task)
+	return outcome.Of(k, a.body).Err(outcome.Where{Task: m.Task, Node: node, Cause: causeOf})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 )
 
 // Every message of the protocol, either way, starts with the same header:
@@ -58,7 +59,8 @@ const (
 )
 
 // Node to submitter, on the reply subject. Every answer's arg is the
-// node's free slots as it sends it.
+// node's free slots as it sends it. Most answers are outcomes of
+// internal/outcome, each with its kind here (see answerKinds).
 const (
 	// kindFull: the node has no free slot; the call never ran. No body.
 	kindFull byte = iota + 16
@@ -99,6 +101,49 @@ const (
 	// node pool's account of the failed start.
 	kindNotStarted
 )
+
+// answerKinds puts each outcome of a call on this wire: the kind of the
+// node's answer. kindFull, kindLate and kindPong say that a node did not
+// take a call, or how it is, not how a call ended: they name no outcome.
+// The bytes are the protocol's; TestAnswerKindBytes pins them.
+var answerKinds = [...]struct {
+	wire byte
+	kind outcome.Kind
+}{
+	{kindUnknown, outcome.Unknown},
+	{kindResult, outcome.Result},
+	{kindError, outcome.Error},
+	{kindPanic, outcome.Panic},
+	{kindGoexit, outcome.Goexit},
+	{kindTooLarge, outcome.TooLarge},
+	{kindCrashed, outcome.Crashed},
+	{kindEnded, outcome.Ended},
+	{kindLost, outcome.Lost},
+	{kindNotStarted, outcome.NotStarted},
+}
+
+// answerKind is k's kind on the wire. Every outcome has one; the zero
+// Kind, which is none, goes as an error.
+func answerKind(k outcome.Kind) byte {
+	for _, a := range answerKinds {
+		if a.kind == k {
+			return a.wire
+		}
+	}
+	return kindError
+}
+
+// outcomeOf is the outcome an answer's kind names; the zero Kind for a
+// kind that names none (a submitter reports that answer as one it does
+// not know).
+func outcomeOf(wire byte) outcome.Kind {
+	for _, a := range answerKinds {
+		if a.wire == wire {
+			return a.kind
+		}
+	}
+	return 0
+}
 
 // kindAdvert is a node's capacity advert, on the pool's advert subject
 // (see advert.go).

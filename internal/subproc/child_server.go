@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/shmbuf"
 
 	"github.com/offloadgo/offload/internal/workerproc"
@@ -150,7 +151,7 @@ func (s *server) call(ctx context.Context, id uint64, body []byte, moved bool, g
 			// The input's Buffers the task held can't be found from
 			// here: the reply asks the pool to retire this process,
 			// which frees them.
-			s.finish(id, output{kind: kindGoexit, broken: moved})
+			s.finish(id, output{Outcome: outcome.Of(outcome.Goexit, nil), broken: moved})
 			goexited()
 		}
 	}()
@@ -166,7 +167,7 @@ func (s *server) finish(id uint64, out output) {
 	delete(s.running, id)
 	s.mu.Unlock()
 	stop(nil)
-	s.reply(workerproc.Frame{Kind: out.kind, ID: id, Body: out.body}, out.segs, out.broken)
+	s.reply(workerproc.Frame{Kind: answerKind(out.Kind), ID: id, Body: out.Body}, out.segs, out.broken)
 }
 
 // reply sends f with the segments it needs and the releases due, then

@@ -9,22 +9,24 @@ import (
 	"runtime/debug"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/shmbuf"
 )
 
-// output is a call's reply before it is sealed: kind and body, the
+// output is a call's reply before it is sealed: its outcome, the
 // segments the output references, and whether Buffers were lent that the
 // reply does not carry (see moves.broken).
 type output struct {
-	kind   byte
-	body   []byte
+	outcome.Outcome
 	segs   []shmbuf.Segment
 	broken bool
 }
 
-func errorReply(kind byte, body []byte) output { return output{kind: kind, body: body} }
+func errorReply(kind outcome.Kind, body []byte) output {
+	return output{Outcome: outcome.Of(kind, body)}
+}
 
 // run runs one call in a worker process and returns its reply. Once the
 // output is encoded (its Buffers moved to the pool), the input's Buffers
@@ -33,14 +35,14 @@ func errorReply(kind byte, body []byte) output { return output{kind: kind, body:
 func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	name, trace, input, err := parseCall(body)
 	if err != nil {
-		return errorReply(kindError, []byte(err.Error()))
+		return errorReply(outcome.Error, []byte(err.Error()))
 	}
 	e, ok := registry.Lookup(name)
 	if !ok {
-		return errorReply(kindUnknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
+		return errorReply(outcome.Unknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
 	}
 	if ctx, err = s.traced(ctx, trace); err != nil {
-		return errorReply(kindError, fmt.Appendf(nil, "pool: worker: call of task %q: %v", name, err))
+		return errorReply(outcome.Error, fmt.Appendf(nil, "pool: worker: call of task %q: %v", name, err))
 	}
 	var peer shmbuf.Peer
 	if moved {
@@ -53,14 +55,14 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 	}
 	switch {
 	case panicked != nil:
-		return errorReply(kindPanic, codec.EncodePanic(panicked.value, panicked.stack))
+		return output{Outcome: outcome.Panicked(panicked.value, panicked.stack)}
 	case err != nil && moved && in == nil:
 		// The input did not decode: references past the failure were
 		// never read, so the pool would keep them lent. Retired, the
 		// process gives them all back at once.
-		return output{kind: kindError, body: []byte(err.Error()), broken: true}
+		return output{Outcome: outcome.Of(outcome.Error, []byte(err.Error())), broken: true}
 	case err != nil:
-		return errorReply(kindError, []byte(err.Error()))
+		return errorReply(outcome.Error, []byte(err.Error()))
 	}
 	// Sized, but not reused once written as the parent's call bodies are:
 	// measured on bench/orders' echo-json (44 MB back), reusing them here
@@ -72,17 +74,17 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 		// output found too deep once encoded had them lent, as below.
 		broken := errors.Is(err, codec.ErrTooDeep) && errors.Is(shmbuf.Check(out), shmbuf.ErrDetached)
 		shmbuf.ReleaseAll(out)
-		return output{kind: kindError, body: fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err), broken: broken}
+		return output{Outcome: outcome.Of(outcome.Error, fmt.Appendf(nil, "pool: encode output of task %q: %v", name, err)), broken: broken}
 	}
 	if n := buf.Len(); n > s.maxOutput {
 		// If it held Buffers (they are detached now), they were given
 		// away for a reply that can't be sent.
 		shmbuf.CloseGiven(segs)
-		return output{kind: kindTooLarge, body: fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput),
+		return output{Outcome: outcome.Of(outcome.TooLarge, fmt.Appendf(nil, "output of task %q is %d bytes, over MaxPayload %d", name, n, s.maxOutput)),
 			broken: errors.Is(shmbuf.Check(out), shmbuf.ErrDetached)}
 	}
 	s.sizes.Record(name, buf.Len())
-	return output{kind: kindResult, body: buf.Bytes(), segs: segs}
+	return output{Outcome: outcome.Of(outcome.Result, buf.Bytes()), segs: segs}
 }
 
 // traced returns ctx with the trace context the call carries, if this

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/offloadgo/offload/cancel"
-	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
 
@@ -210,20 +210,12 @@ func (r *runner) await(ctx context.Context, l *child, m *seam.Call, id uint64, i
 // reply turns a worker's answer (its moves taken off) into the task's
 // output or error.
 func reply(task string, kind byte, body []byte) ([]byte, error) {
-	switch kind {
-	case kindResult:
+	k := outcomeOf(kind)
+	switch k {
+	case 0:
+		return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", kind, task)
+	case outcome.Result:
 		return body, nil
-	case kindError:
-		return nil, &seam.TaskError{Message: string(body)}
-	case kindPanic:
-		value, stack := codec.DecodePanic(body)
-		return nil, &seam.Panic{Value: value, Stack: stack}
-	case kindGoexit:
-		return nil, fmt.Errorf("%w: task %q did not return (t.FailNow or the like on its goroutine)", seam.ErrGoexit, task)
-	case kindTooLarge:
-		return nil, fmt.Errorf("%w: %s", seam.ErrPayloadTooLarge, body)
-	case kindUnknown:
-		return nil, fmt.Errorf("%w: %s", seam.ErrUnknownTask, body)
 	}
-	return nil, fmt.Errorf("pool: worker sent a frame of unknown kind %d for task %q", kind, task)
+	return nil, outcome.Of(k, body).Err(outcome.Where{Task: task})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -15,7 +16,8 @@ import (
 // frame's ID is the call's sequence number on that worker, so that a reply
 // is matched to its call. Inputs and outputs are raw msgpack; a frame whose
 // kind has kindMoves set also carries Buffer traffic in a trailer (see
-// moves.go).
+// moves.go). A worker's answers are outcomes of internal/outcome, each
+// with its byte here (see answerKinds).
 const (
 	// kindCall, parent to worker: run a task. Body: callHeader + input.
 	kindCall byte = iota + 1
@@ -44,6 +46,43 @@ const (
 
 // Keep the pool's kinds clear of the cancel package's own.
 var _ [workerproc.KindReserved - kindGoexit]struct{}
+
+// answerKinds puts each outcome a worker process can report on this wire:
+// the byte of its answer frame. The bytes are the protocol's
+// (workerproc.ProtocolVersion); TestAnswerKindBytes pins them.
+var answerKinds = [...]struct {
+	wire byte
+	kind outcome.Kind
+}{
+	{kindResult, outcome.Result},
+	{kindError, outcome.Error},
+	{kindPanic, outcome.Panic},
+	{kindTooLarge, outcome.TooLarge},
+	{kindUnknown, outcome.Unknown},
+	{kindGoexit, outcome.Goexit},
+}
+
+// answerKind is k's byte on the wire. An outcome a worker process never
+// reports (a node's) has none: it goes as an error, its body the message.
+func answerKind(k outcome.Kind) byte {
+	for _, a := range answerKinds {
+		if a.kind == k {
+			return a.wire
+		}
+	}
+	return kindError
+}
+
+// outcomeOf is the outcome an answer's byte names; the zero Kind for a
+// byte that names none.
+func outcomeOf(wire byte) outcome.Kind {
+	for _, a := range answerKinds {
+		if a.wire == wire {
+			return a.kind
+		}
+	}
+	return 0
+}
 
 // frameSlack is what a call frame holds beyond its input: the header with
 // the trace context and the task's name, and the moves trailer. A
