@@ -10,45 +10,48 @@ import (
 )
 
 // RecycleWorkers replaces every worker process of a Subprocess pool with a
-// new one: the way to put a new worker binary in service (deploy it at the
-// path the workers run, then call RecycleWorkers) without dropping a call
-// or capacity. One worker at a time, it starts a new process and waits for
-// its hello; then the old process is retired (a WorkerRecycled event;
-// Stats.Recycled counts it): at once if its worker is idle, else as soon
-// as its current task returns. No task is interrupted, and no task waits
-// for a start: the new process is up before the old one leaves. An old
-// process with a long task in flight stays for it, so for a while a pool
-// of n workers runs up to 2n processes.
+// new one, without dropping a call or capacity: to put a new worker
+// program in service once it is deployed where the workers run from, or to
+// shed what long-lived workers accumulate. (Workers that are this binary
+// run the file at its path then, which must register the tasks the service
+// calls, with the same types.)
+//
+// One worker at a time, a new process starts and says hello; then the old
+// one is retired (a WorkerRecycled event, counted in Stats.Recycled): at
+// once if its worker is idle, else as soon as its current task returns.
+// No task is interrupted, and none waits for a start, since the new
+// process is up before the old one leaves. An old process stays for its
+// long task, so for a while a pool of n workers may run up to 2n processes.
 //
 // RecycleWorkers blocks until every worker that served when it was called
-// has its new process in service (a worker that exits meanwhile, by
-// SetWorkers or IdleTimeout, has nothing left to replace), and returns nil.
-// Workers that start meanwhile run the binary as it is then, so they are
-// new already. It changes no setting: Workers, MinWorkers, IdleTimeout and
-// MaxTasksPerWorker apply as before, a new process counting its tasks from
-// 0 and an idle worker keeping its idle time.
+// runs its new process (one that exits meanwhile, by SetWorkers or
+// IdleTimeout, has nothing left to replace), and returns nil. Workers that
+// start meanwhile are new already. No setting changes: Workers,
+// MinWorkers, IdleTimeout and MaxTasksPerWorker apply as before, a new
+// process counting its tasks from 0 and an idle worker keeping its idle
+// time.
 //
 // If a new process does not start or say hello within StartTimeout,
 // RecycleWorkers stops there and returns an error matching
-// ErrWorkerStartFailed (the start's account, as a task's would be): the
-// workers not reached keep their old processes and serve on, and those
-// already handed a new process put it in service after their current task.
-// If ctx ends first, it returns an error matching ctx's error, which
-// counts how far it got, and leaves the pool in the same state: every
-// worker serving, some on new processes, the rest on old ones (a start cut
-// short is closed). Either way, a later call replaces every worker again.
+// ErrWorkerStartFailed, with the start's account: the workers not reached
+// keep their old processes and serve on, and those already handed a new
+// one switch after their current task. If ctx ends first, it returns an
+// error matching ctx's error, saying how far it got, and leaves the pool
+// in that same state: every worker serving, some on new processes, the
+// rest on old ones (a start cut short is closed). A later call replaces
+// every worker again.
 //
-// Calls of RecycleWorkers run one after another: a second waits for the
-// first, or for its ctx. After Shutdown or Close it returns ErrClosed, and
-// when either begins during the call, RecycleWorkers starts no more
-// processes and returns ErrClosed.
+// RecycleWorkers is safe for concurrent use: calls run one after another,
+// a second waiting for the first (or for its own ctx). After Shutdown or
+// Close it returns ErrClosed; when either begins during the call, it
+// starts no more processes and returns ErrClosed.
 //
 // An InProcess pool has no worker process to replace, and a Remote pool's
-// processes are its nodes' own: for either, RecycleWorkers does nothing
-// and returns an error matching errors.ErrUnsupported, so that a deploy
-// step that expected new worker code in service learns that it is not.
-// Recycle a Remote pool's workers with RecycleWorkers on each node's local
-// pool.
+// processes are its nodes' own: for either, whatever its state,
+// RecycleWorkers does nothing and returns an error matching
+// errors.ErrUnsupported, so that a deploy step expecting new worker code
+// in service learns that none went in. A Remote pool's workers are
+// recycled by RecycleWorkers on each node's local pool.
 func (p *Pool) RecycleWorkers(ctx context.Context) error {
 	if err := p.usable(); err != nil {
 		return err

@@ -137,8 +137,13 @@ func TestRecycleWorkersStopsWithCtx(t *testing.T) {
 		recycled := make(chan error, 1)
 		go func() { recycled <- p.RecycleWorkers(ctx) }()
 		assert.Equal(t, 2, l.wait(t, pool.WorkerRecycled).Worker)
+		// A call served by worker 2 (worker 1 is busy) comes after its
+		// switch is complete.
+		pid2, err := pool.Run(testCtx(t), p, procPID, struct{}{})
+		require.NoError(t, err)
+		assert.NotContains(t, old, pid2)
 		cancel()
-		err := <-recycled
+		err = <-recycled
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Contains(t, err.Error(), "of 2 workers, 1 run a new process, 1 switch to theirs after their current task, 0 keep their old one")
 		t.Log(err)
