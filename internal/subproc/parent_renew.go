@@ -58,7 +58,7 @@ func (r *runner) Renew(ctx context.Context) (<-chan struct{}, error) {
 // calls it between calls, so no call is cut short.
 func (r *runner) Refresh() {
 	if !r.renewal.ready.Load() {
-		return // the common case: one atomic load per call
+		return
 	}
 	p, done := r.renewal.take()
 	if p == nil {

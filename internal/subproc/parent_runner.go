@@ -159,7 +159,9 @@ func (r *runner) watch(p *workerproc.Process) *child {
 // if ctx ends first (the start goes on, for the next task). A process
 // that died while idle is replaced: its end is nobody's task's fault.
 func (r *runner) acquire(ctx context.Context) (*child, error) {
-	r.Refresh() // a process Renew started replaces the current one now
+	if r.renewal.ready.Load() { // one atomic load on a call's path
+		r.Refresh() // a process Renew started replaces the current one now
+	}
 	if r.cur != nil {
 		select {
 		case <-r.cur.gone:
