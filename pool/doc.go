@@ -9,7 +9,10 @@
 // can answer 503 instead of piling work up (see Shed and WriteError).
 // SetWorkers changes Workers while the pool runs, at once for admission:
 // an auto MaxQueue (Workers²) follows it, running tasks finish, and tasks
-// already queued beyond a lowered bound still run.
+// already queued beyond a lowered bound still run. RecycleWorkers puts a
+// new process under each of a Subprocess pool's workers (a new worker
+// program deployed, say), each up before the old one leaves after its
+// current task.
 //
 // A *transfer.Buffer in a task's input or output moves instead of being
 // copied: the sender's handle is detached once the call is admitted (a

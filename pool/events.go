@@ -62,8 +62,8 @@ const (
 	// WorkerStartFailed: a process did not come up; the task waiting for
 	// it fails with ErrWorkerStartFailed (Error).
 	WorkerStartFailed
-	// WorkerRecycled: a process served MaxTasksPerWorker tasks and is
-	// replaced (Info).
+	// WorkerRecycled: a process served MaxTasksPerWorker tasks, or
+	// RecycleWorkers put a new one in its place, and is replaced (Info).
 	WorkerRecycled
 	// WorkerTerminated: a process was killed for a task whose caller gave
 	// up or whose pool closed, because the task did not return within

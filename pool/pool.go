@@ -21,6 +21,9 @@ type Pool struct {
 	// resizing serializes SetWorkers calls, so that the transport hears
 	// of each new Workers in the order they took effect.
 	resizing sync.Mutex
+	// recycling holds one token while RecycleWorkers runs: calls run one
+	// after another, and a waiting one can give up when its ctx ends.
+	recycling chan struct{}
 
 	mu       sync.Mutex
 	queue    fifo
@@ -84,11 +87,12 @@ func New(opts Options) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{
-		opts:    s,
-		all:     make(map[*worker]struct{}),
-		drained: make(chan struct{}),
-		clock:   newMonoclock(),
-		calls:   make([]sync.Pool, registry.Len()),
+		opts:      s,
+		all:       make(map[*worker]struct{}),
+		drained:   make(chan struct{}),
+		recycling: make(chan struct{}, 1),
+		clock:     newMonoclock(),
+		calls:     make([]sync.Pool, registry.Len()),
 	}
 	p.lastEmpty = p.clock.now() // a new queue is empty
 	p.setLimits()

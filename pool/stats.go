@@ -46,7 +46,7 @@ type Stats struct {
 	// pool, nodes lost (NodeLost).
 	Crashed uint64
 	// Recycled counts worker processes replaced after MaxTasksPerWorker
-	// tasks.
+	// tasks or by RecycleWorkers.
 	Recycled uint64
 
 	// WaitTime is the time tasks spent in the queue: 0 for a task handed

@@ -14,6 +14,7 @@ type worker struct {
 	handoff  job           // set with a wake: run this, it was never queued
 	current  job           // the job it runs, nil while idle
 	dismiss  bool          // told by the reaper or SetWorkers to exit
+	renew    bool          // told by RecycleWorkers to take its runner's new process
 	idleTick uint64        // the reaper's tick when it last parked
 	born     int64
 	// startedAt is when current started; the worker sets it after a
@@ -130,6 +131,7 @@ func (p *Pool) work(w *worker) {
 // done, the job w last ran, is announced once p.mu is released. p.mu is
 // held on entry and released on return.
 func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
+	parked := false // w parked once already: woken to renew, it keeps its idle time
 	for {
 		// A dismissed worker, or one above Workers since SetWorkers
 		// lowered it, exits rather than take another task.
@@ -156,7 +158,22 @@ func (p *Pool) nextJob(w *worker, start int64, done finished) (job, int64) {
 			}
 			return nil, 0
 		}
-		w.idleTick = p.tick
+		if w.renew {
+			// RecycleWorkers handed w's runner a new process: it goes in
+			// service now, not when the next task comes.
+			w.renew = false
+			p.mu.Unlock()
+			w.letGoShed()
+			p.announce(done)
+			done, start = finished{}, 0
+			w.runner.(seam.Renewer).Refresh()
+			p.mu.Lock()
+			continue
+		}
+		if !parked {
+			w.idleTick = p.tick
+			parked = true
+		}
 		w.startedAt.Store(0) // no task: see startedAt
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()

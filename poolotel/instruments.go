@@ -62,7 +62,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.terminated = counter("offload.pool.workers.terminated", "{process}", "Worker processes killed for a task whose caller gave up and that did not return within TerminateGrace.")
 	in.canceledOnNode = counter("offload.pool.tasks.canceled_on_node", "{task}", "A Remote pool's tasks whose caller gave up while they ran on a node, which was told to cancel them.")
 	in.crashed = counter("offload.pool.workers.crashed", "{process}", "Worker processes that died on their own, and a Remote pool's nodes lost.")
-	in.recycled = counter("offload.pool.workers.recycled", "{process}", "Worker processes replaced after MaxTasksPerWorker tasks.")
+	in.recycled = counter("offload.pool.workers.recycled", "{process}", "Worker processes replaced after MaxTasksPerWorker tasks or by RecycleWorkers.")
 	in.workers = gauge("offload.pool.workers", "{worker}", "Live workers, including those starting.")
 	in.busy = gauge("offload.pool.workers.busy", "{worker}", "Workers running a task.")
 	in.queued = gauge("offload.pool.queue.length", "{task}", "Accepted tasks waiting for a worker.")

@@ -29,7 +29,7 @@ func newDescs(ns string) descs {
 		terminated:     desc("terminated_total", "Worker processes killed for a task whose caller gave up or whose pool closed and that did not return within TerminateGrace.", pool...),
 		canceledOnNode: desc("canceled_on_node_total", "A Remote pool's tasks whose caller gave up while they ran on a node, which was told to cancel them.", pool...),
 		crashed:        desc("crashed_total", "Worker processes that died on their own, and a Remote pool's nodes lost.", pool...),
-		recycled:       desc("recycled_total", "Worker processes replaced after MaxTasksPerWorker tasks.", pool...),
+		recycled:       desc("recycled_total", "Worker processes replaced after MaxTasksPerWorker tasks or by RecycleWorkers.", pool...),
 		workers:        desc("workers", "Live workers, including those starting.", pool...),
 		busy:           desc("busy_workers", "Workers running a task.", pool...),
 		queued:         desc("queued_tasks", "Accepted tasks waiting for a worker.", pool...),

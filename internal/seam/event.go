@@ -16,7 +16,8 @@ const (
 	Started EventKind = iota + 1
 	// StartFailed: a process did not come up (Err says why).
 	StartFailed
-	// Recycled: a process served its MaxTasksPerWorker and is replaced.
+	// Recycled: a process served its MaxTasksPerWorker, or was replaced
+	// by a Renew (RecycleWorkers).
 	Recycled
 	// Terminated: a process was killed because its task's caller gave up
 	// or the pool closed, and the task did not return within the grace of

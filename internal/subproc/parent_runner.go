@@ -33,6 +33,10 @@ type runner struct {
 	// bg tracks the goroutines a process leaves behind (its reader, a
 	// background close or kill), so that close can wait for them all.
 	bg sync.WaitGroup
+	// renewal holds a process Renew started, until the worker goroutine
+	// takes it (see parent_renew.go).
+	renewal renewal
+
 	// pid is the process a call is sent to, while it runs there; 0
 	// otherwise. Where reads it from the pool's goroutines.
 	pid atomic.Int64
@@ -74,25 +78,37 @@ func (r *runner) launch() {
 	}
 	ch := make(chan startResult, 1)
 	r.pending = ch
-	spec := r.sp.spec
-	spec.ID = r.id
 	replacing := r.next
 	r.next = 0
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		begin := time.Now()
-		p, err := workerproc.Start(r.stop, spec)
+		p, err := r.start(r.stop, replacing)
 		if err != nil {
-			if r.stop.Err() == nil { // not cut short by the pool's end
-				r.events.Event(seam.Event{Kind: seam.StartFailed, Worker: r.id, Err: err})
-			}
 			ch <- startResult{err: err}
 			return
 		}
-		r.events.Event(seam.Event{Kind: seam.Started, Worker: r.id, PID: p.PID(), Took: time.Since(begin), Replacing: replacing})
 		ch <- startResult{l: r.watch(p)}
 	}()
+}
+
+// start starts a process for this runner, bounded by ctx, and reports it:
+// Started (replacing says why the process it replaces ended), or
+// StartFailed unless ctx cut it short. It reads only what never changes,
+// so that Renew can call it from another goroutine.
+func (r *runner) start(ctx context.Context, replacing seam.EventKind) (*workerproc.Process, error) {
+	spec := r.sp.spec
+	spec.ID = r.id
+	begin := time.Now()
+	p, err := workerproc.Start(ctx, spec)
+	if err != nil {
+		if ctx.Err() == nil { // not cut short by the pool's end (or Renew's caller)
+			r.events.Event(seam.Event{Kind: seam.StartFailed, Worker: r.id, Err: err})
+		}
+		return nil, err
+	}
+	r.events.Event(seam.Event{Kind: seam.Started, Worker: r.id, PID: p.PID(), Took: time.Since(begin), Replacing: replacing})
+	return p, nil
 }
 
 // watch makes p a child and, with a TerminateGrace, starts its reader
@@ -143,6 +159,9 @@ func (r *runner) watch(p *workerproc.Process) *child {
 // if ctx ends first (the start goes on, for the next task). A process
 // that died while idle is replaced: its end is nobody's task's fault.
 func (r *runner) acquire(ctx context.Context) (*child, error) {
+	if r.renewal.ready.Load() { // one atomic load on a call's path
+		r.Refresh() // a process Renew started replaces the current one now
+	}
 	if r.cur != nil {
 		select {
 		case <-r.cur.gone:
@@ -228,13 +247,19 @@ func (r *runner) note(kind seam.EventKind, l *child) {
 // retire takes l out of service for the reason why (Recycled,
 // Terminated, Retired), reported at once, and starts its successor.
 func (r *runner) retire(l *child, why seam.EventKind) {
+	r.withdraw(l, why)
+	r.next = why
+	r.launch()
+}
+
+// withdraw is retire without the successor, for a caller that has one
+// already (see Refresh).
+func (r *runner) withdraw(l *child, why seam.EventKind) {
 	if r.cur == l {
 		r.cur = nil
 	}
 	r.note(why, l)
-	r.next = why
 	r.retireInBackground(l)
-	r.launch()
 }
 
 // retireInBackground ends l without making the worker goroutine wait.
@@ -267,6 +292,7 @@ func (l *child) end() {
 // close ends the process, and one that was starting, and waits until
 // every process of this runner is reaped and every goroutine has exited.
 func (r *runner) Close() {
+	r.renewal.close()
 	if r.pending != nil {
 		if res := <-r.pending; res.l != nil {
 			res.l.end()
