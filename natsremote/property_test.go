@@ -30,14 +30,17 @@ func TestPropertyEveryFutureResolvesOnce(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewPCG(seed, 15))
 			s := trustServer(t, "property")
-			opts := natsremote.ServeOptions{Pool: "property", Name: "worker", Local: pool.Options{Workers: 2}}
+			// At trustHeartbeat: the rogue floods the pool's inbox, and
+			// on a busy machine its backlog holds pongs past a 1 s
+			// heartbeat's loss bound (see trustHeartbeat).
+			opts := natsremote.ServeOptions{Pool: "property", Name: "worker", Heartbeat: trustHeartbeat, Local: pool.Options{Workers: 2}}
 			serveWorker := func() *node { return serveOn(t, connectAs(t, s, "worker"), opts) }
 			var nodes []*node
 			for range 3 {
 				nodes = append(nodes, serveWorker())
 			}
 			rogue := startRogue(t, connectAs(t, s, "rogue"), "property")
-			p := remotePool(t, connectAs(t, s, "svc"), "property", pool.Options{Workers: 6, MaxQueue: pool.Unbounded})
+			p := remotePoolBeating(t, connectAs(t, s, "svc"), "property", trustHeartbeat, pool.Options{Workers: 6, MaxQueue: pool.Unbounded})
 			waitNodes(t, p, 4) // the workers, and the rogue
 			for _, n := range p.Nodes() {
 				if name, suffix, _ := strings.Cut(n.ID, "-"); name == "worker" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/internal/testkit"
@@ -119,6 +120,8 @@ func (h Harness) RemotePool(t testing.TB, nc *nats.Conn, name string, o pool.Opt
 // rogue's flood of forged answers, verifying nodes took over 10 s.
 func WaitNodes(t testing.TB, p *pool.Pool, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(p.Nodes()) == n }, testkit.CtxBound, 5*time.Millisecond,
-		"the pool should see %d nodes", n)
+	if !assert.Eventually(t, func() bool { return len(p.Nodes()) == n }, testkit.CtxBound, 5*time.Millisecond,
+		"the pool should see %d nodes", n) {
+		t.Fatalf("the pool sees %+v", p.Nodes())
+	}
 }
