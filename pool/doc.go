@@ -20,8 +20,9 @@
 // pointer in process; for Subprocess workers, the Buffer's own shared-memory
 // segment, which the worker maps only while it holds the Buffer (a task
 // reaches the Buffers its call carries, none of the caller's others; one a
-// task returns becomes the caller's), so that moving 44 MiB costs about
-// what a 1 KB round trip does; to a Remote node its bytes are copied in the
+// task returns becomes the caller's), so that moving 44 MiB there and back
+// costs a fraction of a millisecond, not the milliseconds of copying it;
+// to a Remote node its bytes are copied in the
 // message, and the sender's handle is detached all the same. Input Buffers
 // a task neither releases nor returns are released when it returns;
 // Buffers the caller gets back are the caller's to Release.
