@@ -106,44 +106,27 @@ const (
 // node's answer. kindFull, kindLate and kindPong say that a node did not
 // take a call, or how it is, not how a call ended: they name no outcome.
 // The bytes are the protocol's; TestAnswerKindBytes pins them.
-var answerKinds = [...]struct {
-	wire byte
-	kind outcome.Kind
-}{
-	{kindUnknown, outcome.Unknown},
-	{kindResult, outcome.Result},
-	{kindError, outcome.Error},
-	{kindPanic, outcome.Panic},
-	{kindGoexit, outcome.Goexit},
-	{kindTooLarge, outcome.TooLarge},
-	{kindCrashed, outcome.Crashed},
-	{kindEnded, outcome.Ended},
-	{kindLost, outcome.Lost},
-	{kindNotStarted, outcome.NotStarted},
+var answerKinds = outcome.Wire{
+	kindUnknown:    outcome.Unknown,
+	kindResult:     outcome.Result,
+	kindError:      outcome.Error,
+	kindPanic:      outcome.Panic,
+	kindGoexit:     outcome.Goexit,
+	kindTooLarge:   outcome.TooLarge,
+	kindCrashed:    outcome.Crashed,
+	kindEnded:      outcome.Ended,
+	kindLost:       outcome.Lost,
+	kindNotStarted: outcome.NotStarted,
 }
 
 // answerKind is k's kind on the wire. Every outcome has one; the zero
 // Kind, which is none, goes as an error.
-func answerKind(k outcome.Kind) byte {
-	for _, a := range answerKinds {
-		if a.kind == k {
-			return a.wire
-		}
-	}
-	return kindError
-}
+func answerKind(k outcome.Kind) byte { return answerKinds.Byte(k, kindError) }
 
 // outcomeOf is the outcome an answer's kind names; the zero Kind for a
 // kind that names none (a submitter reports that answer as one it does
 // not know).
-func outcomeOf(wire byte) outcome.Kind {
-	for _, a := range answerKinds {
-		if a.wire == wire {
-			return a.kind
-		}
-	}
-	return 0
-}
+func outcomeOf(wire byte) outcome.Kind { return answerKinds.Kind(wire) }
 
 // kindAdvert is a node's capacity advert, on the pool's advert subject
 // (see advert.go).

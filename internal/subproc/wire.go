@@ -50,39 +50,22 @@ var _ [workerproc.KindReserved - kindGoexit]struct{}
 // answerKinds puts each outcome a worker process can report on this wire:
 // the byte of its answer frame. The bytes are the protocol's
 // (workerproc.ProtocolVersion); TestAnswerKindBytes pins them.
-var answerKinds = [...]struct {
-	wire byte
-	kind outcome.Kind
-}{
-	{kindResult, outcome.Result},
-	{kindError, outcome.Error},
-	{kindPanic, outcome.Panic},
-	{kindTooLarge, outcome.TooLarge},
-	{kindUnknown, outcome.Unknown},
-	{kindGoexit, outcome.Goexit},
+var answerKinds = outcome.Wire{
+	kindResult:   outcome.Result,
+	kindError:    outcome.Error,
+	kindPanic:    outcome.Panic,
+	kindTooLarge: outcome.TooLarge,
+	kindUnknown:  outcome.Unknown,
+	kindGoexit:   outcome.Goexit,
 }
 
 // answerKind is k's byte on the wire. An outcome a worker process never
 // reports (a node's) has none: it goes as an error, its body the message.
-func answerKind(k outcome.Kind) byte {
-	for _, a := range answerKinds {
-		if a.kind == k {
-			return a.wire
-		}
-	}
-	return kindError
-}
+func answerKind(k outcome.Kind) byte { return answerKinds.Byte(k, kindError) }
 
 // outcomeOf is the outcome an answer's byte names; the zero Kind for a
 // byte that names none.
-func outcomeOf(wire byte) outcome.Kind {
-	for _, a := range answerKinds {
-		if a.wire == wire {
-			return a.kind
-		}
-	}
-	return 0
-}
+func outcomeOf(wire byte) outcome.Kind { return answerKinds.Kind(wire) }
 
 // frameSlack is what a call frame holds beyond its input: the header with
 // the trace context and the task's name, and the moves trailer. A
