@@ -42,7 +42,7 @@ func (r *runner) Renew(ctx context.Context) (<-chan struct{}, error) {
 		if r.stop.Err() != nil {
 			return nil, seam.ErrClosed
 		}
-		return nil, startFailed(res.err)
+		return nil, r.startFailed(res.err)
 	}
 	done, ok := r.renewal.offer(res.p)
 	if !ok {

@@ -101,6 +101,14 @@ func (r *runner) start(ctx context.Context, replacing seam.EventKind) (*workerpr
 	spec.ID = r.id
 	begin := time.Now()
 	p, err := workerproc.Start(ctx, spec)
+	if err == nil && r.sp.program && r.sp.nice > 0 {
+		// No Main of ours runs in a program to lower its own priority.
+		if err = raiseNiceOf(p.PID(), r.sp.nice); err != nil {
+			p.Kill()
+			p.Close()
+			err = fmt.Errorf("pool: lower the priority of worker %d (pid %d) by %d: %w", r.id, p.PID(), r.sp.nice, err)
+		}
+	}
 	if err != nil {
 		if ctx.Err() == nil { // not cut short by the pool's end (or Renew's caller)
 			r.events.Event(seam.Event{Kind: seam.StartFailed, Worker: r.id, Err: err})
@@ -120,7 +128,9 @@ func (r *runner) watch(p *workerproc.Process) *child {
 		pid:   p.PID(),
 		tasks: make(map[string]struct{}, len(p.Hello().Tasks)),
 		gone:  p.Done(),
-		link:  newPeerLink(p.Conn().MaxFrame(), shmbuf.ParentSide),
+	}
+	if !r.sp.program { // a program moves no Buffers
+		l.link = newPeerLink(p.Conn().MaxFrame(), shmbuf.ParentSide)
 	}
 	for _, name := range p.Hello().Tasks {
 		l.tasks[name] = struct{}{}
@@ -175,7 +185,7 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 	case res := <-r.pending:
 		r.pending = nil
 		if res.err != nil {
-			return nil, startFailed(res.err)
+			return nil, r.startFailed(res.err)
 		}
 		r.cur = res.l
 		return r.cur, nil
@@ -189,7 +199,10 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 // handshake is most often a binary whose main does other work before
 // pool.Main (a server that exits because its port is taken, or serves):
 // the error says so, since the process's own output is only in the log.
-func startFailed(err error) error {
+func (r *runner) startFailed(err error) error {
+	if r.sp.program {
+		return fmt.Errorf("%w: %q: %w", seam.ErrWorkerStartFailed, r.sp.spec.Path, err)
+	}
 	var exit *cancel.Exit
 	if errors.Is(err, workerproc.ErrStartTimeout) || errors.As(err, &exit) {
 		return fmt.Errorf("%w: %w; did the binary call pool.Main() first in main (and in TestMain)?", seam.ErrWorkerStartFailed, err)
@@ -283,7 +296,9 @@ func (l *child) end() {
 		case f := <-l.frames:
 			closeFDs(f.FDs)
 		default:
-			l.link.close()
+			if l.link != nil {
+				l.link.close()
+			}
 			return
 		}
 	}
