@@ -66,10 +66,10 @@ type ProcessCarrier struct {
 	// program says the workers are a program of another language, which
 	// speaks the program dialect (parent_program.go); nice is then
 	// applied from here, since no Main of ours runs in it.
-	program    bool
-	nice       int
-	sizes      codec.SizeHints // of inputs, to size call bodies
-	bodies     codec.Bodies    // call bodies written, for reuse
+	program bool
+	nice    int
+	sizes   codec.SizeHints // of inputs, to size call bodies
+	bodies  codec.Bodies    // call bodies written, for reuse
 }
 
 // errNotMain is New's answer in a worker process whose main did not call
