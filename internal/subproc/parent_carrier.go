@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
@@ -67,6 +68,7 @@ type ProcessCarrier struct {
 	// speaks the program dialect (parent_program.go); nice is then
 	// applied from here, since no Main of ours runs in it.
 	program bool
+	command string // the program's command line, for errors
 	nice    int
 	sizes   codec.SizeHints // of inputs, to size call bodies
 	bodies  codec.Bodies    // call bodies written, for reuse
@@ -110,6 +112,7 @@ func New(o Options, stop context.Context, ev seam.Events) (*ProcessCarrier, erro
 	}
 	if len(o.Command) > 0 {
 		sp.program, sp.nice = true, o.Nice
+		sp.command = strings.Join(o.Command, " ")
 		sp.spec.Path, sp.spec.Args = o.Command[0], o.Command[1:]
 		sp.spec.Dir, sp.spec.Env = o.Dir, o.Env
 		sp.spec.Protocol, sp.spec.Plain = ProgramVersion, true

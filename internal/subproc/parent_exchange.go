@@ -226,8 +226,8 @@ func reply(task string, kind byte, body []byte) ([]byte, error) {
 // its hello.
 func (r *runner) unknownTask(l *child, task string) error {
 	if r.sp.program {
-		return fmt.Errorf("%w: %q is not among the tasks that %s serves in worker %d (pid %d): its hello named %d",
-			seam.ErrUnknownTask, task, r.sp.spec.Path, r.id, l.pid, len(l.tasks))
+		return fmt.Errorf("%w: %q is not among the %d tasks that %q serves (worker %d, pid %d)",
+			seam.ErrUnknownTask, task, len(l.tasks), r.sp.command, r.id, l.pid)
 	}
 	return fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
 		"register tasks at package level (a var or init) so that the re-executed binary has them too",

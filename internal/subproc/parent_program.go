@@ -57,7 +57,7 @@ func (r *runner) receiveProgram(l *child, m *seam.Call, f workerproc.Frame, dyin
 	case err != nil && errors.Is(err, errMalformed):
 		l.proc.Kill()
 		r.retire(l, seam.Retired)
-		return fmt.Errorf("pool: worker %d (pid %d, %s) sent a bad answer to task %q: %w", r.id, l.pid, r.sp.spec.Path, m.Task, err)
+		return fmt.Errorf("pool: worker %d (pid %d, %q) sent a bad answer to task %q: %w", r.id, l.pid, r.sp.command, m.Task, err)
 	case recycle:
 		r.retire(l, seam.Recycled)
 	default:

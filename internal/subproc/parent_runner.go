@@ -201,7 +201,7 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 // the error says so, since the process's own output is only in the log.
 func (r *runner) startFailed(err error) error {
 	if r.sp.program {
-		return fmt.Errorf("%w: %q: %w", seam.ErrWorkerStartFailed, r.sp.spec.Path, err)
+		return fmt.Errorf("%w: %q: %w", seam.ErrWorkerStartFailed, r.sp.command, err)
 	}
 	var exit *cancel.Exit
 	if errors.Is(err, workerproc.ErrStartTimeout) || errors.As(err, &exit) {
