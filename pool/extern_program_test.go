@@ -80,9 +80,15 @@ func (l language) command(t testing.TB) []string {
 	t.Helper()
 	path, err := exec.LookPath(l.program)
 	require.NoError(t, err, "%s is needed for the %s SDK's tests (apt-get install python3 nodejs)", l.program, l.name)
-	worker, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", l.worker))
+	worker, err := l.workerPath()
 	require.NoError(t, err)
 	return []string{path, worker}
+}
+
+// workerPath is where l's test worker is: a test runs in its package's
+// directory.
+func (l language) workerPath() (string, error) {
+	return filepath.Abs(filepath.Join("..", "sdk", "testdata", l.worker))
 }
 
 // eachLanguage runs test once per language, in parallel.
