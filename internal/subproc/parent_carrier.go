@@ -56,6 +56,7 @@ type ProcessCarrier struct {
 	maxTasks   int
 	sizes      codec.SizeHints // of inputs, to size call bodies
 	bodies     codec.Bodies    // call bodies written, for reuse
+	starts     *startBackoff   // the runners' starts after failed ones
 }
 
 // errNotMain is New's answer in a worker process whose main did not call
@@ -93,6 +94,7 @@ func New(o Options, stop context.Context, ev seam.Events) (*ProcessCarrier, erro
 		maxPayload: o.MaxPayload,
 		grace:      int64(o.TerminateGrace),
 		maxTasks:   o.MaxTasksPerWorker,
+		starts:     newStartBackoff(),
 	}, nil
 }
 

@@ -68,13 +68,20 @@ type startResult struct {
 	err error
 }
 
-func (r *runner) Warm() { r.launch() }
+// Warm starts the first process. One refused by the backoff is not
+// started: the first call gets the refusal.
+func (r *runner) Warm() { _ = r.launch() }
 
-// launch starts a process in the background, unless one is starting. The
+// launch starts a process in the background, unless one is starting, or
+// returns the error of a start the backoff refuses (see startBackoff). The
 // start is bounded by the pool's stop context, so that Close cuts it short.
-func (r *runner) launch() {
+func (r *runner) launch() error {
 	if r.pending != nil {
-		return
+		return nil
+	}
+	ticket, err := r.sp.starts.claim()
+	if err != nil {
+		return err
 	}
 	ch := make(chan startResult, 1)
 	r.pending = ch
@@ -84,12 +91,14 @@ func (r *runner) launch() {
 	go func() {
 		defer r.bg.Done()
 		p, err := r.start(r.stop, replacing)
+		r.sp.starts.settle(ticket, err, r.stop.Err() != nil)
 		if err != nil {
 			ch <- startResult{err: err}
 			return
 		}
 		ch <- startResult{l: r.watch(p)}
 	}()
+	return nil
 }
 
 // start starts a process for this runner, bounded by ctx, and reports it:
@@ -170,7 +179,9 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 			return r.cur, nil
 		}
 	}
-	r.launch()
+	if err := r.launch(); err != nil {
+		return nil, err // at once: the backoff after failed starts
+	}
 	select {
 	case res := <-r.pending:
 		r.pending = nil
@@ -249,7 +260,7 @@ func (r *runner) note(kind seam.EventKind, l *child) {
 func (r *runner) retire(l *child, why seam.EventKind) {
 	r.withdraw(l, why)
 	r.next = why
-	r.launch()
+	_ = r.launch() // refused: the next call starts the successor, or is refused
 }
 
 // withdraw is retire without the successor, for a caller that has one
