@@ -137,6 +137,11 @@ func (b *startBackoff) wait() time.Duration {
 	return min(d, b.max)
 }
 
-// roundWait rounds d for an error message: to the millisecond, as a
-// person reads it.
-func roundWait(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+// roundWait rounds d for an error message, as a person reads it: to the
+// millisecond, or the microsecond under one.
+func roundWait(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}

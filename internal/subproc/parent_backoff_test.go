@@ -117,6 +117,8 @@ func TestRunnerBacksOffAfterFailedStart(t *testing.T) {
 		require.ErrorAs(t, err, &exit, "the last start's exit account")
 		require.Nil(t, rr.pending, "nothing started")
 	}
+	other.Warm()
+	assert.Nil(t, other.pending, "a new worker's warm-up starts nothing either")
 	assert.Equal(t, 1, c.events.count(seam.StartFailed), "%d calls after a failed start cost no start", calls)
 
 	c.clock.advance(100 * time.Millisecond)
