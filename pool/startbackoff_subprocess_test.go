@@ -60,3 +60,17 @@ func TestSubprocessStartBackoff(t *testing.T) {
 	_, err := pool.Run(ctx, p, procPID, struct{}{})
 	require.NoError(t, err, "RecycleWorkers' new processes serve at once")
 }
+
+// Close during a backoff after a failed start returns without waiting it
+// out, and leaves nothing behind (goleak, in TestMain).
+func TestSubprocessCloseDuringStartBackoff(t *testing.T) {
+	t.Setenv(envForgetMain, "exit")
+	p, _ := newProcPool(t, pool.Options{Workers: 2})
+	for range 2 {
+		_, err := pool.Run(testCtx(t), p, procPID, struct{}{})
+		require.ErrorIs(t, err, pool.ErrWorkerStartFailed)
+	}
+	require.NoError(t, p.Close())
+	_, err := pool.Run(testCtx(t), p, procPID, struct{}{})
+	require.ErrorIs(t, err, pool.ErrClosed)
+}
