@@ -41,7 +41,12 @@ var (
 	// sent no handshake within StartTimeout, before it could take the task. Nothing ran, so the
 	// task may be retried; its message says how the start failed (most
 	// often the binary's main does not call Main first). It does not
-	// match ErrWorkerCrashed.
+	// match ErrWorkerCrashed. After a failed start a Subprocess pool
+	// starts no worker process for a while, 100 ms doubling with each
+	// failure in a row up to 5 s, then tries one: a task that needs a
+	// process meanwhile fails at once with the last start's error, its
+	// message saying so and when the next start is tried. A start that
+	// comes up, RecycleWorkers' included, ends the wait.
 	ErrWorkerStartFailed = errWorkerStartFailed()
 	// ErrNodeLost means a Remote pool's worker node stopped answering
 	// while it ran the task (it was killed, partitioned or stopped): the

@@ -189,7 +189,8 @@ type SubprocessOptions struct {
 	// 0 means DefaultMaxPayload; at most MaxPayloadLimit.
 	MaxPayload int
 	// StartTimeout bounds a worker process's start, up to its handshake.
-	// 0 means 10 s.
+	// 0 means 10 s. After a failed start the pool waits before the next,
+	// and fails tasks at once meanwhile (see ErrWorkerStartFailed).
 	StartTimeout time.Duration
 	// GOMAXPROCS is each worker process's GOMAXPROCS. A worker runs one
 	// task at a time, so 0 means 1 (no idle Ps, fewer threads, and no

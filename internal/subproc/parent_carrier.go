@@ -72,6 +72,7 @@ type ProcessCarrier struct {
 	nice    int
 	sizes   codec.SizeHints // of inputs, to size call bodies
 	bodies  codec.Bodies    // call bodies written, for reuse
+	starts  *startBackoff   // the runners' starts after failed ones
 }
 
 // errNotMain is New's answer in a worker process whose main did not call
@@ -110,6 +111,7 @@ func New(o Options, stop context.Context, ev seam.Events) (*ProcessCarrier, erro
 		grace:      int64(o.TerminateGrace),
 		maxTasks:   o.MaxTasksPerWorker,
 	}
+	sp.starts = newStartBackoff(sp.startFailed)
 	if len(o.Command) > 0 {
 		sp.program, sp.nice = true, o.Nice
 		sp.command = strings.Join(o.Command, " ")

@@ -68,13 +68,20 @@ type startResult struct {
 	err error
 }
 
-func (r *runner) Warm() { r.launch() }
+// Warm starts the first process. One refused by the backoff is not
+// started: the first call gets the refusal.
+func (r *runner) Warm() { _ = r.launch() }
 
-// launch starts a process in the background, unless one is starting. The
+// launch starts a process in the background, unless one is starting, or
+// returns the error of a start the backoff refuses (see startBackoff). The
 // start is bounded by the pool's stop context, so that Close cuts it short.
-func (r *runner) launch() {
+func (r *runner) launch() error {
 	if r.pending != nil {
-		return
+		return nil
+	}
+	ticket, err := r.sp.starts.claim()
+	if err != nil {
+		return err
 	}
 	ch := make(chan startResult, 1)
 	r.pending = ch
@@ -84,12 +91,14 @@ func (r *runner) launch() {
 	go func() {
 		defer r.bg.Done()
 		p, err := r.start(r.stop, replacing)
+		r.sp.starts.settle(ticket, err, r.stop.Err() != nil)
 		if err != nil {
 			ch <- startResult{err: err}
 			return
 		}
 		ch <- startResult{l: r.watch(p)}
 	}()
+	return nil
 }
 
 // start starts a process for this runner, bounded by ctx, and reports it:
@@ -180,12 +189,14 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 			return r.cur, nil
 		}
 	}
-	r.launch()
+	if err := r.launch(); err != nil {
+		return nil, err // at once: the backoff after failed starts
+	}
 	select {
 	case res := <-r.pending:
 		r.pending = nil
 		if res.err != nil {
-			return nil, r.startFailed(res.err)
+			return nil, r.sp.startFailed(res.err)
 		}
 		r.cur = res.l
 		return r.cur, nil
@@ -199,9 +210,9 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 // handshake is most often a binary whose main does other work before
 // pool.Main (a server that exits because its port is taken, or serves):
 // the error says so, since the process's own output is only in the log.
-func (r *runner) startFailed(err error) error {
-	if r.sp.program {
-		return fmt.Errorf("%w: %q: %w", seam.ErrWorkerStartFailed, r.sp.command, err)
+func (sp *ProcessCarrier) startFailed(err error) error {
+	if sp.program {
+		return fmt.Errorf("%w: %q: %w", seam.ErrWorkerStartFailed, sp.command, err)
 	}
 	var exit *cancel.Exit
 	if errors.Is(err, workerproc.ErrStartTimeout) || errors.As(err, &exit) {
@@ -262,7 +273,7 @@ func (r *runner) note(kind seam.EventKind, l *child) {
 func (r *runner) retire(l *child, why seam.EventKind) {
 	r.withdraw(l, why)
 	r.next = why
-	r.launch()
+	_ = r.launch() // refused: the next call starts the successor, or is refused
 }
 
 // withdraw is retire without the successor, for a caller that has one
