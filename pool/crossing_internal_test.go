@@ -30,5 +30,9 @@ func TestUnfitnessByIsolation(t *testing.T) {
 	assert.EqualError(t, out.on(onNode),
 		`pool: task "zoom": Out type struct { C chan int }: field C (chan int) can't cross from a worker node: msgpack can't encode a chan`)
 
-	assert.Equal(t, unfitness{}, unfitnessOf("fine", reflect.TypeFor[int](), reflect.TypeFor[[]string]()))
+	fine := unfitnessOf("fine", reflect.TypeFor[int](), reflect.TypeFor[[]string]())
+	for _, pl := range []placement{inGoroutine, inProcess, onNode} {
+		assert.NoError(t, fine.on(pl), "placement %d", pl)
+	}
+	assert.ErrorIs(t, fine.on(inProgram), ErrUnknownTask, "a Go task in a program of another language")
 }
