@@ -49,7 +49,7 @@ func run(addr, python string, workers int, deadline time.Duration) error {
 	if err != nil {
 		return err
 	}
-	p, err := newPool(python, script, workers)
+	p, err := newPool(python, script, workers, nil)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"os/exec"
 	"time"
 
@@ -16,10 +16,11 @@ import (
 const memoryLimit = 256 << 20
 
 // newPool makes a pool of workers Python processes running script with
-// python, each request waiting behind at most one other per worker.
+// python, each request waiting behind at most one other per worker; the
+// pool and the workers' output log to logger (nil: slog.Default()).
 // MemoryLimit is Linux-only: elsewhere the pool runs without one, and
 // says so in the log.
-func newPool(python, script string, workers int) (*pool.Pool, error) {
+func newPool(python, script string, workers int, logger *slog.Logger) (*pool.Pool, error) {
 	python, err := exec.LookPath(python)
 	if err != nil {
 		return nil, fmt.Errorf("pyworker: the workers need Python 3: %w", err)
@@ -28,6 +29,7 @@ func newPool(python, script string, workers int) (*pool.Pool, error) {
 		Workers:   workers,
 		MaxQueue:  workers, // bounded: the rest are shed with 503
 		Isolation: pool.Subprocess,
+		Logger:    logger,
 		Subprocess: pool.SubprocessOptions{
 			Command: []string{python, script},
 			// A task past its deadline gets Cancelled raised in it; if it
@@ -39,7 +41,10 @@ func newPool(python, script string, workers int) (*pool.Pool, error) {
 	}
 	p, err := pool.New(opts)
 	if errors.Is(err, errors.ErrUnsupported) && opts.Subprocess.MemoryLimit != 0 {
-		log.Printf("no memory limit for the workers: %v", err)
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger.Warn("no memory limit for the workers", "err", err)
 		opts.Subprocess.MemoryLimit = 0
 		p, err = pool.New(opts)
 	}

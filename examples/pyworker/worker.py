@@ -5,9 +5,9 @@ The pool starts this program in worker processes and sends it "thumb" calls; off
 CPU-bound code that holds the GIL, which is why the service keeps a pool of these processes
 rather than threads in one, or a process spawned per request.
 """
-import struct, zlib
+import struct, sys, zlib
 
-from offload_worker import task, serve
+from offload_worker import Cancelled, task, serve
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 4: 2, 6: 4}  # PNG colour type: gray, RGB, gray+alpha, RGBA
@@ -22,12 +22,15 @@ def thumb(inp):
     """Scale inp["Image"] (PNG bytes) down to inp["Width"] pixels wide, keeping its aspect."""
     try:
         width, height, channels, rows = read_png(inp["Image"])
+        out_width = min(width, inp["Width"])
+        out_height = max(1, (height * out_width + width // 2) // width)
+        out_channels = 3 if channels >= 3 else 1  # alpha is dropped
+        pixels = shrink(rows, width, height, channels, out_width, out_height, out_channels)
     except (struct.error, zlib.error) as e:
         raise BadImage(f"corrupt PNG: {e}") from e
-    out_width = min(width, inp["Width"])
-    out_height = max(1, (height * out_width + width // 2) // width)
-    out_channels = 3 if channels >= 3 else 1  # alpha is dropped
-    pixels = shrink(rows, width, height, channels, out_width, out_height, out_channels)
+    except Cancelled as e:  # the caller gave up (e.cause: "deadline", "canceled" or "closed")
+        print(f"thumb: stopped ({e.cause})", file=sys.stderr)
+        raise
     return {"Width": out_width, "Height": out_height, "Image": write_png(out_width, out_height, out_channels, pixels)}
 
 
