@@ -38,8 +38,12 @@ func thumbHandler(p *pool.Pool, deadline time.Duration) http.Handler {
 			width = n
 		}
 		image, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			http.Error(w, fmt.Sprintf("the body is over %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+			return
+		}
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		out, err := pool.Run(r.Context(), p, Thumb, ThumbIn{Width: width, Image: image})
@@ -65,16 +69,14 @@ func thumbHandler(p *pool.Pool, deadline time.Duration) http.Handler {
 // pool is full, 504 past the deadline, 502 for another crash, 500 for
 // another exception, whose traceback goes to the log, not the client).
 func writeError(w http.ResponseWriter, err error) {
-	var exception *pool.RemoteError
-	if errors.As(err, &exception) {
+	if exception, ok := errors.AsType[*pool.RemoteError](err); ok {
 		if exception.Type == "BadImage" {
 			http.Error(w, exception.Error(), http.StatusUnprocessableEntity)
 			return
 		}
 		log.Printf("thumb: %v\n%s", exception, exception.Traceback)
 	}
-	var exit *cancel.Exit
-	if errors.As(err, &exit) && exit.Killed == cancel.KilledByMemoryLimit {
+	if exit, ok := errors.AsType[*cancel.Exit](err); ok && exit.Killed == cancel.KilledByMemoryLimit {
 		http.Error(w, fmt.Sprintf("the image needs more than the worker's %d MiB of memory", exit.MemoryLimit>>20),
 			http.StatusBadGateway)
 		return

@@ -26,10 +26,11 @@ func newPool(python, script string, workers int, logger *slog.Logger) (*pool.Poo
 		return nil, fmt.Errorf("pyworker: the workers need Python 3: %w", err)
 	}
 	opts := pool.Options{
-		Workers:   workers,
-		MaxQueue:  workers, // bounded: the rest are shed with 503
-		Isolation: pool.Subprocess,
-		Logger:    logger,
+		Workers:    workers,
+		MinWorkers: workers, // started now: no request waits for Python to start
+		MaxQueue:   workers, // bounded: the rest are shed with 503
+		Isolation:  pool.Subprocess,
+		Logger:     logger,
 		Subprocess: pool.SubprocessOptions{
 			Command: []string{python, script},
 			// A task past its deadline gets Cancelled raised in it; if it

@@ -5,6 +5,7 @@ import (
 	"context"
 	"image"
 	"image/color"
+	"image/color/palette"
 	"image/png"
 	"log/slog"
 	"net/http"
@@ -66,6 +67,7 @@ func TestThumbScalesDown(t *testing.T) {
 	}{
 		{"RGB", halves(image.NewRGBA(image.Rect(0, 0, 200, 100)), red, blue), red, blue},
 		{"RGBA", halves(image.NewNRGBA(image.Rect(0, 0, 200, 100)), color.NRGBA{R: 255, A: 128}, color.NRGBA{B: 255, A: 1}), red, blue},
+		{"palette", halves(image.NewPaletted(image.Rect(0, 0, 200, 100), palette.WebSafe), red, blue), red, blue},
 		{"gray", halves(image.NewGray(image.Rect(0, 0, 200, 100)), color.Gray{Y: 0x40}, color.Gray{Y: 0xC0}), color.Gray{Y: 0x40}, color.Gray{Y: 0xC0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,8 +98,8 @@ func TestThumbScalesDown(t *testing.T) {
 }
 
 // Bytes the worker can't read are the client's mistake (422, with the
-// worker's exception), and cost no worker; a width out of range is
-// refused before any work (400).
+// worker's exception), and cost no worker; a width out of range (400) or
+// a body too large (413) is refused before any work.
 func TestThumbRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	s := startService(t)
@@ -111,8 +113,10 @@ func TestThumbRefusesBadInput(t *testing.T) {
 	}{
 		{"not a PNG", "", []byte("hello"), http.StatusUnprocessableEntity, "BadImage: not a PNG image"},
 		{"corrupt pixels", "", corrupt, http.StatusUnprocessableEntity, "BadImage: corrupt PNG"},
-		{"palette", "", encode(t, image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Black})), http.StatusUnprocessableEntity,
-			"colour type 3"},
+		{"16-bit", "", encode(t, image.NewGray16(image.Rect(0, 0, 4, 4))), http.StatusUnprocessableEntity, "unsupported PNG: bit depth 16"},
+		{"2-colour palette", "", encode(t, image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Black, color.White})),
+			http.StatusUnprocessableEntity, "unsupported PNG: bit depth 1, colour type 3"},
+		{"over 8 MiB", "", make([]byte, maxBody+1), http.StatusRequestEntityTooLarge, "the body is over 8 MiB"},
 		{"width 0", "?width=0", encode(t, image.NewGray(image.Rect(0, 0, 4, 4))), http.StatusBadRequest, "width: want 1 to 1024"},
 		{"width too large", "?width=1025", encode(t, image.NewGray(image.Rect(0, 0, 4, 4))), http.StatusBadRequest, "width: want 1 to 1024"},
 	} {
@@ -123,7 +127,7 @@ func TestThumbRefusesBadInput(t *testing.T) {
 		})
 	}
 	st := s.pool.Stats()
-	assert.Equal(t, uint64(3), st.Failed, "the three exceptions")
+	assert.Equal(t, uint64(4), st.Failed, "the four exceptions")
 	assert.Zero(t, st.Crashed, "an exception costs no worker")
 }
 

@@ -10,7 +10,7 @@ import struct, sys, zlib
 from offload_worker import Cancelled, task, serve
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
-_CHANNELS = {0: 1, 2: 3, 4: 2, 6: 4}  # PNG colour type: gray, RGB, gray+alpha, RGBA
+_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # PNG colour type: gray, RGB, palette, gray+alpha, RGBA
 
 
 class BadImage(ValueError):
@@ -38,13 +38,15 @@ def read_png(data):
     """The image's width, height, channels, and an iterator over its rows of bytes."""
     if data[:8] != _SIGNATURE:
         raise BadImage("not a PNG image")
-    header, compressed, pos = None, [], 8
+    header, palette, compressed, pos = None, None, [], 8
     while pos < len(data):
         length, kind = struct.unpack_from(">I4s", data, pos)
         chunk = data[pos + 8:pos + 8 + length]
         pos += 12 + length  # length, kind, data, CRC
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"PLTE":
+            palette = [chunk[i:i + 3] for i in range(0, len(chunk) - 2, 3)]
         elif kind == b"IDAT":
             compressed.append(chunk)
         elif kind == b"IEND":
@@ -54,9 +56,11 @@ def read_png(data):
     width, height, depth, colour, _, _, interlace = header
     if depth != 8 or colour not in _CHANNELS or interlace:
         raise BadImage(f"unsupported PNG: bit depth {depth}, colour type {colour}, interlace {interlace} "
-                       "(this worker reads 8-bit gray, RGB and their alpha forms, not interlaced)")
+                       "(this worker reads 8-bit gray, RGB, palette and alpha forms, not interlaced)")
     if width == 0 or height == 0:
         raise BadImage("an empty image")
+    if colour == 3 and not palette:
+        raise BadImage("a palette image without a PLTE chunk")
     # The whole image decompressed at once, as most decoders do: a small PNG of a huge image
     # (a decompression bomb) grows the process past the pool's MemoryLimit, and the pool kills it.
     raw = zlib.decompress(b"".join(compressed))
@@ -64,7 +68,16 @@ def read_png(data):
     stride = width * channels
     if len(raw) != height * (stride + 1):
         raise BadImage(f"{len(raw)} bytes of pixels for a {width}x{height} image")
-    return width, height, channels, unfilter(raw, height, stride, channels)
+    rows = unfilter(raw, height, stride, channels)
+    if colour == 3:
+        return width, height, 3, expand(rows, palette + [b"\0\0\0"] * (256 - len(palette)))
+    return width, height, channels, rows
+
+
+def expand(rows, palette):
+    """Yield each row of palette indices as RGB bytes."""
+    for row in rows:
+        yield bytearray(b"".join(map(palette.__getitem__, row)))
 
 
 def unfilter(raw, height, stride, bpp):
