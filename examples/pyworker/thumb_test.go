@@ -201,6 +201,28 @@ func TestThumbShedWhenFull(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 }
 
+// The deadline is set before Shed looks at the request: with the worker
+// on a task that has run longer than a request's deadline, Shed answers
+// 503 at once rather than queue a request that would time out waiting.
+func TestThumbShedPastDeadline(t *testing.T) {
+	t.Parallel()
+	s := startService(t) // a new pool: its guess at a task's run time is the running one's
+	slow, hangUp := context.WithCancel(context.Background())
+	defer hangUp()
+	var running sync.WaitGroup
+	running.Go(func() { _, _ = post(t, slow, s.url, slowPNG(t)) })
+	short := serve(t, thumbHandler(s.pool, 2*time.Second))
+	require.Eventually(t, func() bool { return s.pool.Load().RecentRunTime > 2*time.Second }, time.Minute, time.Millisecond,
+		"the slow request should run past the short deadline")
+
+	resp, body := post(t, context.Background(), short, encode(t, image.NewGray(image.Rect(0, 0, 8, 8))))
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), "(deadline)")
+	assert.Equal(t, uint64(1), s.pool.Stats().Shed.Deadline)
+	hangUp()
+	running.Wait()
+}
+
 // slowPNG is a 75 KiB PNG whose pure-Python decoding takes tens of
 // seconds: 64 MB of pixels, each row with the costliest filter to undo
 // (Paeth), within the memory limit.
