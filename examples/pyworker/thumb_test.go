@@ -38,6 +38,7 @@ func startService(t *testing.T) *service {
 	require.NoError(t, err)
 	s := &service{log: &testkit.Buffer{}}
 	s.pool, err = newPool("python3", script, 1, slog.New(slog.NewTextHandler(s.log, nil)))
+	testkit.SkipUnsupported(t, err) // no worker processes on Windows
 	require.NoError(t, err, "python3 is needed (apt-get install python3)")
 	t.Cleanup(func() {
 		_ = s.pool.Close()
