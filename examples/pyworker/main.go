@@ -10,7 +10,7 @@
 // over 8 MiB; 422 for bytes the worker can't read as a PNG; 503 with
 // Retry-After when the pool is full; 504 past the deadline; 502 when a
 // worker died under the request (a PNG that decodes to more than the
-// memory limit, say).
+// memory limit, say); 500 for another exception in the worker.
 package main
 
 import (
