@@ -96,14 +96,3 @@ func TestMainServes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "the worker's files should be removed")
 }
-
-// The SDK beside worker.py is the one in sdk/python. If this fails, copy
-// it again: cp sdk/python/offload_worker.py examples/pyworker/
-func TestSDKCopyIsCurrent(t *testing.T) {
-	t.Parallel()
-	sdk, err := os.ReadFile("../../sdk/python/offload_worker.py")
-	require.NoError(t, err)
-	copied, err := os.ReadFile("offload_worker.py")
-	require.NoError(t, err)
-	assert.True(t, bytes.Equal(sdk, copied), "examples/pyworker/offload_worker.py differs from sdk/python/offload_worker.py")
-}
