@@ -225,7 +225,10 @@ type SubprocessOptions struct {
 	// kills its process group; MemoryLimit counts the program and what it
 	// starts), but GOMAXPROCS, which New refuses with a Command. The
 	// program's stdout and stderr are logged line by line, and the tail
-	// of its stderr is in the error of a call it died under.
+	// of its stderr is in the error of a call it died under. An
+	// interpreter's start takes tens to hundreds of milliseconds (python3
+	// importing its modules): set Options.MinWorkers so that no call waits
+	// for one.
 	Command []string
 	// Dir is the Command's working directory; "" means the pool's. Only
 	// with a Command.
