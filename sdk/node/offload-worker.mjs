@@ -141,6 +141,9 @@ export function serve() {
     throw new Error("offload-worker: serve() runs only as an offload pool's worker (OFFLOAD_WORKER=1 is not set)");
   }
   maxFrame = Number(process.env.OFFLOAD_WORKER_MAX_FRAME);
+  if (!Number.isSafeInteger(maxFrame) || maxFrame <= 0) {
+    throw new Error(`offload-worker: OFFLOAD_WORKER_MAX_FRAME is ${JSON.stringify(process.env.OFFLOAD_WORKER_MAX_FRAME)}, not a size in bytes`);
+  }
   process.on("SIGINT", () => {}); // a cancel's signal: the cancel frame does the work
   process.on("SIGTERM", killGroup); // the pool's process died
   output = new net.Socket({ fd: 4, readable: false, writable: true });

@@ -12,11 +12,13 @@ The contract, in brief (sdk/PROTOCOL.md, version 1, has all of it): the pool
 starts this program with frames in on fd 3 and out on fd 4; serve() says hello
 with the registered task names, then answers each call with exactly one frame,
 one call at a time. A task's exception becomes the call's error (type, message,
-traceback). When the caller gives up, the pool writes a cancel frame and sends
-SIGINT: Cancelled is raised in the task if that call is still running. When
+traceback); SystemExit ends the process, and the call fails as crashed. When the caller gives up, the pool writes a cancel frame and sends
+SIGINT: Cancelled is raised in the task if that call is still running, as soon
+as it runs Python code again (time.sleep and blocking reads are interrupted); a
+task that does not stop is killed after the pool's TerminateGrace. When
 the pool closes fd 3, or its process dies (SIGTERM), the program kills its own
 process group, so nothing a task started outlives it. Stdout and stderr are
-free for the program's own use. Standard library only.
+free for the program's own use. Standard library only; Python 3.7 or later.
 """
 import json, os, select, signal, struct, sys, traceback
 
@@ -104,10 +106,13 @@ def _read_frame():
 
 
 def _write_frame(kind, cid, head, blob=b""):
-    for part in (_FRAME.pack(len(head) + len(blob), kind, cid) + head, blob):
-        view = memoryview(part)
-        while view:
-            view = view[os.write(_OUT, view):]
+    try:
+        for part in (_FRAME.pack(len(head) + len(blob), kind, cid) + head, blob):
+            view = memoryview(part)
+            while view:
+                view = view[os.write(_OUT, view):]
+    except BrokenPipeError:
+        _die()  # the pool is gone
 
 
 def _split(body):
