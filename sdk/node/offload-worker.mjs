@@ -40,6 +40,7 @@ export class Cancelled extends Error {
 
 /** task serves fn as the task name: fn(input, signal, call) returns or resolves to the output. */
 export function task(name, fn) {
+  if (typeof name !== "string" || typeof fn !== "function") throw new TypeError("offload-worker: task(name, fn) takes a string and a function");
   if (tasks.has(name)) throw new Error(`offload-worker: task ${JSON.stringify(name)} is registered twice`);
   tasks.set(name, fn);
 }

@@ -58,6 +58,9 @@ class Call:
 
 def task(name):
     """Decorator: serve the function as the task name; it takes the input and returns a JSON-able output."""
+    if not isinstance(name, str):
+        raise TypeError('offload_worker: task takes the name: @task("thumb")')
+
     def register(fn):
         if name in _tasks:
             raise ValueError(f"offload_worker: task {name!r} is registered twice")
