@@ -66,7 +66,7 @@ func (p *Pool) screen(j job, mode admitMode) error {
 	if err := j.check(mode&admitWatch != 0); err != nil {
 		return err
 	}
-	if err := j.unfitFor(p.opts.Isolation); err != nil {
+	if err := j.unfitFor(p.opts.placement); err != nil {
 		return err
 	}
 	if t := p.opts.Tracer; t != nil {

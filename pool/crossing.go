@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"fmt"
 	"reflect"
 	"strconv"
 
@@ -14,38 +15,55 @@ import (
 // error each kind of crossing pool gives the task's submissions: a
 // refusal at once, naming the type and the field, in place of data lost.
 
-// unfitness is why a task can't cross, by the kind of pool: nil where
-// it can.
-type unfitness struct {
-	toProcess, toNode error
+// placement is where a pool's tasks run, which decides the tasks it
+// takes: a pool of this binary's workers runs Register's tasks, a pool
+// whose Command is another program runs Extern's.
+type placement uint8
+
+const (
+	inGoroutine placement = iota // InProcess
+	inProcess                    // Subprocess, this binary
+	inProgram                    // Subprocess with a Command
+	onNode                       // Remote
+	numPlacements
+)
+
+// placementOf is where a pool of options o runs its tasks.
+func placementOf(o *Options) placement {
+	switch {
+	case o.Isolation == Remote:
+		return onNode
+	case o.Isolation == Subprocess && len(o.Subprocess.Command) > 0:
+		return inProgram
+	case o.Isolation == Subprocess:
+		return inProcess
+	}
+	return inGoroutine
 }
 
-// unfitnessOf looks at the task name's types in and out.
+// unfitness is why a task can't run, by placement: nil where it can.
+type unfitness [numPlacements]error
+
+// unfitnessOf looks at the task name's types in and out: a Go task runs
+// anywhere but in a program of another language.
 func unfitnessOf(name string, in, out reflect.Type) unfitness {
 	var u unfitness
+	u[inProgram] = fmt.Errorf("%w: task %q is a Go task (Register); a pool whose Subprocess.Command is another program runs Extern tasks only", ErrUnknownTask, name)
 	for _, side := range []struct {
 		name string
 		t    reflect.Type
 	}{{"In", in}, {"Out", out}} {
 		if f := codec.FlawOf(side.t); f != nil {
-			u.toProcess = unfitErr(name, side.name, side.t, f, Subprocess)
-			u.toNode = unfitErr(name, side.name, side.t, f, Remote)
+			u[inProcess] = unfitErr(name, side.name, side.t, f, Subprocess)
+			u[onNode] = unfitErr(name, side.name, side.t, f, Remote)
 			break
 		}
 	}
 	return u
 }
 
-// on is u's error for a pool of isolation iso.
-func (u unfitness) on(iso Isolation) error {
-	switch iso {
-	case Subprocess:
-		return u.toProcess
-	case Remote:
-		return u.toNode
-	}
-	return nil
-}
+// on is u's error for a pool that runs its tasks at pl.
+func (u unfitness) on(pl placement) error { return u[pl] }
 
 // unfitErr says that the task's side ("In" or "Out") of type t, flawed as
 // f says, can't cross to the workers of a pool of isolation iso.
@@ -84,6 +102,6 @@ type unfitError struct{ msg string }
 func (e *unfitError) Error() string { return e.msg }
 func (e *unfitError) Unwrap() error { return shmbuf.ErrNotTransferable }
 
-// unfitFor refuses c's task on a pool of isolation iso if its types can't
-// cross there intact.
-func (c *call[In, Out]) unfitFor(iso Isolation) error { return c.def.unfit.on(iso) }
+// unfitFor refuses c's task on a pool that runs its tasks at pl, if they
+// can't run there or their types can't cross there intact.
+func (c *call[In, Out]) unfitFor(pl placement) error { return c.def.unfit.on(pl) }

@@ -19,15 +19,15 @@ func TestUnfitnessByIsolation(t *testing.T) {
 		cache map[string]int
 	}]()
 	in := unfitnessOf("zoom", zoomIn, reflect.TypeFor[int]())
-	assert.EqualError(t, in.on(Remote),
+	assert.EqualError(t, in.on(onNode),
 		`pool: task "zoom": In type struct { Level int; cache map[string]int }: field cache (unexported) would arrive zeroed on a worker node`)
-	assert.EqualError(t, in.on(Subprocess),
+	assert.EqualError(t, in.on(inProcess),
 		`pool: task "zoom": In type struct { Level int; cache map[string]int }: field cache (unexported) would arrive zeroed in a worker process`)
-	assert.NoError(t, in.on(InProcess))
-	assert.True(t, errors.Is(in.on(Remote), transfer.ErrNotTransferable))
+	assert.NoError(t, in.on(inGoroutine))
+	assert.True(t, errors.Is(in.on(onNode), transfer.ErrNotTransferable))
 
 	out := unfitnessOf("zoom", reflect.TypeFor[int](), reflect.TypeFor[struct{ C chan int }]())
-	assert.EqualError(t, out.on(Remote),
+	assert.EqualError(t, out.on(onNode),
 		`pool: task "zoom": Out type struct { C chan int }: field C (chan int) can't cross from a worker node: msgpack can't encode a chan`)
 
 	assert.Equal(t, unfitness{}, unfitnessOf("fine", reflect.TypeFor[int](), reflect.TypeFor[[]string]()))

@@ -4,7 +4,11 @@
 // through a Transport such as package natsremote's), behind one API.
 //
 // Work is registered at package level with Register so that worker processes
-// and nodes know it too. A Pool admits at most Workers running plus MaxQueue waiting
+// and nodes know it too. Extern declares instead a task that a program of
+// another language serves (a Python script, a Node module: see sdk/): a
+// Subprocess pool whose SubprocessOptions.Command is that program runs it
+// in a pool of the program's processes, with the same supervision, its
+// input and output crossing as JSON. A Pool admits at most Workers running plus MaxQueue waiting
 // tasks; past that Submit and Run fail at once with ErrQueueFull, so a server
 // can answer 503 instead of piling work up (see Shed and WriteError).
 // SetWorkers changes Workers while the pool runs, at once for admission:

@@ -41,7 +41,12 @@ var (
 	// sent no handshake within StartTimeout, before it could take the task. Nothing ran, so the
 	// task may be retried; its message says how the start failed (most
 	// often the binary's main does not call Main first). It does not
-	// match ErrWorkerCrashed.
+	// match ErrWorkerCrashed. After a failed start a Subprocess pool
+	// starts no worker process for a while, 100 ms doubling with each
+	// failure in a row up to 5 s, then tries one: a task that needs a
+	// process meanwhile fails at once with the last start's error, its
+	// message saying so and when the next start is tried. A start that
+	// comes up, RecycleWorkers' included, ends the wait.
 	ErrWorkerStartFailed = errWorkerStartFailed()
 	// ErrNodeLost means a Remote pool's worker node stopped answering
 	// while it ran the task (it was killed, partitioned or stopped): the
@@ -76,16 +81,26 @@ func errPayloadTooLarge() error   { return seam.ErrPayloadTooLarge }
 func errGoexit() error            { return seam.ErrGoexit }
 
 // RemoteError is the error a task returned in a worker process (a
-// Subprocess pool's, or on a Remote pool's node). Errors
-// don't cross a process boundary, so errors.Is can't match the worker's
-// sentinels; Message is the original error's text, and Error returns it
-// unchanged.
+// Subprocess pool's, or on a Remote pool's node), or the exception an
+// Extern task raised in its program. Errors don't cross a process
+// boundary, so errors.Is can't match the worker's sentinels; Message is
+// the original error's text, and Error returns it unchanged for a Go
+// task. An Extern task's exception also has its Type (the exception's
+// class, "Error" when the program names none) and its Traceback as the
+// program's language prints it; Error returns "Type: Message".
 type RemoteError struct {
-	Task    string // the registered name of the task
-	Message string // the task's err.Error()
+	Task      string // the registered name of the task
+	Message   string // the task's err.Error(), or the exception's message
+	Type      string // the exception's type; "" for a Go task
+	Traceback string // the exception's traceback; "" for a Go task
 }
 
-func (e *RemoteError) Error() string { return e.Message }
+func (e *RemoteError) Error() string {
+	if e.Type == "" {
+		return e.Message
+	}
+	return e.Type + ": " + e.Message
+}
 
 // Errors for calls that can't be served at all: programming errors, which
 // callers need not match.

@@ -60,7 +60,8 @@ const (
 	// WorkerStarted: a process is up and ready to serve (Debug).
 	WorkerStarted WorkerEventKind = iota + 1
 	// WorkerStartFailed: a process did not come up; the task waiting for
-	// it fails with ErrWorkerStartFailed (Error).
+	// it fails with ErrWorkerStartFailed (Error). One per start: the
+	// tasks refused while the pool waits to start again report none.
 	WorkerStartFailed
 	// WorkerRecycled: a process served MaxTasksPerWorker tasks, or
 	// RecycleWorkers put a new one in its place, and is replaced (Info).

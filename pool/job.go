@@ -23,9 +23,10 @@ type job interface {
 	// caller's ctx's methods nowhere else (a Tracer is handed the ctx
 	// after, on the same goroutine).
 	check(watched bool) error
-	// unfitFor refuses, on a pool of isolation iso, a task whose input or
-	// output type would not cross to its workers intact.
-	unfitFor(iso Isolation) error
+	// unfitFor refuses, on a pool that runs its tasks at pl, a task that
+	// can't run there, or whose input or output type would not cross to
+	// its workers intact.
+	unfitFor(pl placement) error
 	// prepare does the submission's work that calls into the caller's
 	// code, before the pool's lock: it encodes the input for tr (nil for
 	// InProcess), so that a value that can't cross fails at once and costs

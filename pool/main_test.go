@@ -14,6 +14,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testkit.RunMemoryHog() // the child process of memlimit_test.go's task
+	runProgramHost()       // the pool's process of extern_parentdeath_test.go
 	// The test binary is also the Subprocess tests' worker, which gives
 	// tasks the trace context their calls carry (tracer_test.go).
 	pool.Main(pool.MainOptions{Tracer: &fakeTracer{}})

@@ -13,19 +13,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
 // threadNices returns the distinct nice values of this process's threads,
 // read from /proc (a nice value is a thread's on Linux).
-func threadNices() ([]int, error) {
-	tasks, err := os.ReadDir("/proc/self/task")
+func threadNices() ([]int, error) { return threadNicesOf("self") }
+
+// threadNicesOf is threadNices of process pid ("self", or a number).
+func threadNicesOf(pid string) ([]int, error) {
+	tasks, err := os.ReadDir("/proc/" + pid + "/task")
 	if err != nil {
 		return nil, err
 	}
 	var nices []int
 	for _, task := range tasks {
-		stat, err := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
+		stat, err := os.ReadFile("/proc/" + pid + "/task/" + task.Name() + "/stat")
 		if os.IsNotExist(err) {
 			continue // the thread has exited
 		}
@@ -98,4 +102,21 @@ func TestWorkerNiceRefusesOutOfRange(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "Subprocess.Nice is "+strconv.Itoa(nice)+", want 0..19")
 	}
+}
+
+// TestProgramNice: Nice holds for a Command's program too, which has no
+// Main of ours to apply it: the pool sets every thread the program has
+// once it said hello, and later threads inherit it.
+func TestProgramNice(t *testing.T) {
+	base, err := threadNices()
+	require.NoError(t, err)
+	require.Len(t, base, 1, "this test process's threads share one nice value")
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{Nice: 5}})
+		out, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+		got, err := threadNicesOf(strconv.Itoa(out.PID))
+		require.NoError(t, err)
+		assert.Equal(t, []int{min(base[0]+5, 19)}, got)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/offloadgo/offload/internal/seam"
@@ -188,7 +189,8 @@ type SubprocessOptions struct {
 	// 0 means DefaultMaxPayload; at most MaxPayloadLimit.
 	MaxPayload int
 	// StartTimeout bounds a worker process's start, up to its handshake.
-	// 0 means 10 s.
+	// 0 means 10 s. After a failed start the pool waits before the next,
+	// and fails tasks at once meanwhile (see ErrWorkerStartFailed).
 	StartTimeout time.Duration
 	// GOMAXPROCS is each worker process's GOMAXPROCS. A worker runs one
 	// task at a time, so 0 means 1 (no idle Ps, fewer threads, and no
@@ -209,8 +211,44 @@ type SubprocessOptions struct {
 	// priority needs privileges a pool should not assume). Each worker
 	// applies it to all of its threads first thing in Main; the task's
 	// children inherit it. Goroutines share their process's threads, so
-	// an InProcess pool has no equivalent.
+	// an InProcess pool has no equivalent. For a Command, the pool sets it
+	// on each of the program's threads once the program has said hello;
+	// the threads it creates later inherit it.
 	Nice int
+
+	// Command, when set, is the program the worker processes run instead
+	// of this binary, with its arguments (["python3", "worker.py"]): a
+	// program of any language that speaks sdk/PROTOCOL.md, as the Python
+	// and Node SDKs in sdk/ do. Such a pool runs the tasks declared with
+	// Extern, and only those; every other option holds for it as for a
+	// Go worker (TerminateGrace asks the program to stop the call, then
+	// kills its process group; MemoryLimit counts the program and what it
+	// starts), but GOMAXPROCS, which New refuses with a Command. The
+	// program's stdout and stderr are logged line by line, and the tail
+	// of its stderr is in the error of a call it died under.
+	Command []string
+	// Dir is the Command's working directory; "" means the pool's. Only
+	// with a Command.
+	Dir string
+	// Env holds "KEY=value" entries added to the environment the
+	// Command's processes inherit from the pool's (later entries win). It
+	// adds to it, unlike exec.Cmd's Env, which replaces it. Only with a
+	// Command.
+	Env []string
+}
+
+// isZero reports whether s sets nothing.
+func (s SubprocessOptions) isZero() bool {
+	return s.TerminateGrace == 0 && s.MaxTasksPerWorker == 0 && s.MemoryLimit == 0 && s.MaxPayload == 0 &&
+		s.StartTimeout == 0 && s.GOMAXPROCS == 0 && s.Nice == 0 && len(s.Command) == 0 && s.Dir == "" && len(s.Env) == 0
+}
+
+// clone is s with slices of its own, so that the pool's Options and its
+// caller's never share an array.
+func (s SubprocessOptions) clone() SubprocessOptions {
+	s.Command = slices.Clone(s.Command)
+	s.Env = slices.Clone(s.Env)
+	return s
 }
 
 // Limits of SubprocessOptions.MaxPayload.

@@ -125,7 +125,9 @@ func (p *Pool) Options() Options {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.opts.Options
+	o := p.opts.Options
+	o.Subprocess = o.Subprocess.clone() // the caller's to change
+	return o
 }
 
 // Run submits in to task and waits for its result. It fails at once with

@@ -39,7 +39,9 @@ import (
 // error matching ctx's error, saying how far it got, and leaves the pool
 // in that same state: every worker serving, some on new processes, the
 // rest on old ones (a start cut short is closed). A later call replaces
-// every worker again.
+// every worker again. Its starts never wait out the pool's backoff after
+// failed starts (see ErrWorkerStartFailed): one that comes up ends it;
+// one that fails holds no other start back.
 //
 // RecycleWorkers is safe for concurrent use: calls run one after another,
 // a second waiting for the first (or for its own ctx). After Shutdown or

@@ -13,8 +13,9 @@ import (
 // pool's lock, field by field); the rest never changes after New.
 type settings struct {
 	Options
-	capacity int // Workers + MaxQueue, or -1 for unbounded
-	queue    queuePolicy
+	capacity  int // Workers + MaxQueue, or -1 for unbounded
+	queue     queuePolicy
+	placement placement // where the tasks run: which the pool takes
 }
 
 // queuePolicy is how a pool's MaxQueue follows its Workers: auto (Workers²),
@@ -101,7 +102,7 @@ func (o Options) fillDefaults() (settings, error) {
 		return settings{}, fmt.Errorf("pool: unknown %v", o.Isolation)
 	}
 	switch {
-	case o.Isolation != Subprocess && o.Subprocess != (SubprocessOptions{}):
+	case o.Isolation != Subprocess && !o.Subprocess.isZero():
 		return settings{}, fmt.Errorf("pool: Options.Subprocess is set (%+v) but Isolation is %v, which would ignore it", o.Subprocess, o.Isolation)
 	case o.Isolation == Remote && o.Transport == nil:
 		return settings{}, errors.New("pool: Isolation Remote needs Options.Transport (see package natsremote)")
@@ -112,6 +113,7 @@ func (o Options) fillDefaults() (settings, error) {
 			return settings{}, err
 		}
 	}
+	s.placement = placementOf(&s.Options)
 	return s, nil
 }
 
@@ -132,7 +134,14 @@ func (s *SubprocessOptions) fillDefaults() error {
 		return fmt.Errorf("pool: Subprocess.GOMAXPROCS is %d, want >= 1, 0 for the default or -1 for the runtime's", s.GOMAXPROCS)
 	case s.Nice < 0 || s.Nice > subproc.MaxNice:
 		return fmt.Errorf("pool: Subprocess.Nice is %d, want 0..%d (an increment: lower priority only)", s.Nice, subproc.MaxNice)
+	case len(s.Command) == 0 && (s.Dir != "" || len(s.Env) > 0):
+		return errors.New("pool: Subprocess.Dir and Env apply to a Command only (a worker of this binary inherits the pool's)")
+	case len(s.Command) > 0 && s.Command[0] == "":
+		return errors.New("pool: Subprocess.Command[0], the program, is empty")
+	case len(s.Command) > 0 && s.GOMAXPROCS != 0:
+		return fmt.Errorf("pool: Subprocess.GOMAXPROCS is %d, but a Command's program is not a Go worker of this binary: it sets its own parallelism (for a Go program, put GOMAXPROCS in Env)", s.GOMAXPROCS)
 	}
+	*s = s.clone()
 	if s.MaxPayload == 0 {
 		s.MaxPayload = DefaultMaxPayload
 	}

@@ -45,7 +45,7 @@ func SubmitAll[In, Out any](ctx context.Context, p *Pool, task Task[In, Out], in
 	}
 	end, err := readSubmission(ctx, task.def != nil, true)
 	if err == nil {
-		err = task.def.unfit.on(p.opts.Isolation)
+		err = task.def.unfit.on(p.opts.placement)
 	}
 	if len(ins) == 0 || err != nil {
 		if err == nil && p.stats.closed.Load() {

@@ -24,6 +24,9 @@ func (p *Pool) bindTransport() (seam.Carrier, error) {
 			GOMAXPROCS:        o.GOMAXPROCS,
 			Nice:              o.Nice,
 			Logger:            logger,
+			Command:           o.Command,
+			Dir:               o.Dir,
+			Env:               o.Env,
 		}, p.stop, ev)
 		if err != nil {
 			return nil, err

@@ -49,6 +49,8 @@ func (o Outcome) Err(w Where) error {
 		return cancel.WithCause(seam.ErrTerminated, w.cause(o.Body))
 	case Lost:
 		return fmt.Errorf("%w: %s%s", seam.ErrNodeLost, w.node("node %s: "), o.Body)
+	case Raised:
+		return raised(o.Body)
 	}
 	return fmt.Errorf("pool: task %q ended in an outcome of %v", w.Task, o.Kind)
 }

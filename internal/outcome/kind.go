@@ -51,6 +51,10 @@ const (
 	// Lost: the worker node shut down under the task. Body: a message.
 	// The caller gets ErrNodeLost.
 	Lost
+	// Raised: a task in a program of another language raised (threw) an
+	// exception. Body: the JSON object {"type", "message", "traceback"}
+	// (see Raise). The caller gets a *seam.TaskError with all three.
+	Raised
 
 	// numKinds bounds the Kinds, for tables indexed by Kind.
 	numKinds
@@ -67,6 +71,7 @@ var kindNames = [numKinds]string{
 	NotStarted: "not started",
 	Ended:      "ended",
 	Lost:       "lost",
+	Raised:     "raised",
 }
 
 // Kinds lists every Kind, in order.

@@ -101,3 +101,18 @@ func TestOfErrorInvertsErr(t *testing.T) {
 	assert.Equal(t, Of(Error, []byte("plain")), OfError(errors.New("plain")))
 	assert.Equal(t, Of(Error, []byte("pool: unknown task: x")), OfError(fmt.Errorf("%w: x", seam.ErrUnknownTask)))
 }
+
+// An exception from a program of another language reaches the caller
+// with its type, message and traceback.
+func TestRaised(t *testing.T) {
+	err := Raise("ValueError", "bad width 7", "Traceback ...\n").Err(Where{Task: "t"})
+	var te *seam.TaskError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, seam.TaskError{Message: "bad width 7", Type: "ValueError", Traceback: "Traceback ...\n"}, *te)
+	assert.EqualError(t, err, "ValueError: bad width 7")
+
+	require.ErrorAs(t, Raise("", "m", "").Err(Where{}), &te)
+	assert.Equal(t, "Error", te.Type, "an exception of no type")
+	require.ErrorAs(t, Of(Raised, []byte("{")).Err(Where{}), &te)
+	assert.Contains(t, te.Message, "corrupt")
+}

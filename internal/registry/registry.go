@@ -24,6 +24,8 @@ type Entry struct {
 	Fingerprint uint64
 	// Invoke decodes the input into a fresh value of the task's input
 	// type, runs the task and returns its output for the caller to encode.
+	// It is nil for a task declared with pool.Extern, which a program of
+	// another language runs.
 	Invoke func(ctx context.Context, decode func(in any) error) (any, error)
 	// Submit submits the task, on the input decode fills in, to p — a
 	// *pool.Pool, typed any so that this package stays below pool — and
@@ -80,13 +82,16 @@ func Lookup(name string) (Entry, bool) {
 	return e, ok
 }
 
-// Names lists the registered tasks in sorted order.
+// Names lists, in sorted order, the registered tasks that this binary
+// runs: those with an Invoke.
 func Names() []string {
 	table.RLock()
 	defer table.RUnlock()
 	names := make([]string, 0, len(table.tasks))
-	for n := range table.tasks {
-		names = append(names, n)
+	for n, e := range table.tasks {
+		if e.Invoke != nil {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names

@@ -31,10 +31,17 @@ func (nodeLost) Error() string        { return "pool: worker node lost" }
 func (nodeLost) Is(target error) bool { return target == ErrWorkerCrashed }
 
 // TaskError is a task's own error, reported by a worker elsewhere: only its
-// message crosses. Package pool hands it to the caller as a RemoteError.
-type TaskError struct{ Message string }
+// message crosses, and from a program of another language the exception's
+// type and traceback. Package pool hands it to the caller as a
+// RemoteError.
+type TaskError struct{ Message, Type, Traceback string }
 
-func (e *TaskError) Error() string { return e.Message }
+func (e *TaskError) Error() string {
+	if e.Type == "" {
+		return e.Message
+	}
+	return e.Type + ": " + e.Message
+}
 
 // Panic is a task's panic, reported by a worker elsewhere: its value as it
 // crossed (see internal/codec) and the panicking goroutine's stack. Package

@@ -38,7 +38,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 		return errorReply(outcome.Error, []byte(err.Error()))
 	}
 	e, ok := registry.Lookup(name)
-	if !ok {
+	if !ok || e.Invoke == nil { // unknown, or an Extern task, which no Go worker runs
 		return errorReply(outcome.Unknown, fmt.Appendf(nil, "%q is not registered in worker pid %d; register tasks at package level", name, os.Getpid()))
 	}
 	if ctx, err = s.traced(ctx, trace); err != nil {

@@ -8,28 +8,37 @@ import (
 )
 
 // raiseNice sets every thread of this process to its nice value plus n
-// (at most MaxNice). On Linux a nice value is a thread's, and a new thread
-// takes its creator's: once every thread has it, every later thread will.
-// A thread the runtime creates during a pass from one not yet reached
-// shows up in the next, so passes repeat until one changes nothing.
-func raiseNice(n int) error {
-	self, err := niceOf(0)
+// (at most MaxNice).
+func raiseNice(n int) error { return raiseNiceOf(0, n) }
+
+// raiseNiceOf sets every thread of process pid (0: this one) to the nice
+// value of its main thread plus n (at most MaxNice). On Linux a nice
+// value is a thread's, and a new thread takes its creator's: once every
+// thread has it, every later thread will. A thread created during a pass
+// from one not yet reached shows up in the next, so passes repeat until
+// one changes nothing.
+func raiseNiceOf(pid, n int) error {
+	self, err := niceOf(pid)
 	if err != nil {
 		return err
 	}
 	want := min(self+n, MaxNice)
+	dir := "/proc/self/task"
+	if pid != 0 {
+		dir = "/proc/" + strconv.Itoa(pid) + "/task"
+	}
 	for {
-		changed, err := setEveryThread(want)
+		changed, err := setEveryThread(dir, want)
 		if err != nil || !changed {
 			return err
 		}
 	}
 }
 
-// setEveryThread sets each of this process's threads to nice value want,
-// and says whether any was not at it already.
-func setEveryThread(want int) (changed bool, err error) {
-	tasks, err := os.ReadDir("/proc/self/task")
+// setEveryThread sets each thread listed in dir (a /proc/PID/task) to
+// nice value want, and says whether any was not at it already.
+func setEveryThread(dir string, want int) (changed bool, err error) {
+	tasks, err := os.ReadDir(dir)
 	if err != nil {
 		return false, err
 	}

@@ -8,3 +8,8 @@ import "errors"
 func raiseNice(int) error {
 	return errors.ErrUnsupported
 }
+
+// raiseNiceOf: no worker processes run here.
+func raiseNiceOf(int, int) error {
+	return errors.ErrUnsupported
+}

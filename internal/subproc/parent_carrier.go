@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/offloadgo/offload/internal/codec"
@@ -32,6 +33,15 @@ type Options struct {
 	// Nice is added to each worker process's nice value (0..MaxNice).
 	Nice   int
 	Logger *slog.Logger // not nil
+	// Command, when set, is the program to run as worker instead of this
+	// binary, with its arguments: a program of another language that
+	// speaks the program dialect (sdk/PROTOCOL.md). GOMAXPROCS does not
+	// apply to it.
+	Command []string
+	// Dir is the Command's working directory; "" means the pool's.
+	Dir string
+	// Env is added to the environment the Command inherits.
+	Env []string
 }
 
 // Limits of Options.MaxPayload.
@@ -54,8 +64,15 @@ type ProcessCarrier struct {
 	maxPayload int
 	grace      int64 // TerminateGrace in nanoseconds
 	maxTasks   int
-	sizes      codec.SizeHints // of inputs, to size call bodies
-	bodies     codec.Bodies    // call bodies written, for reuse
+	// program says the workers are a program of another language, which
+	// speaks the program dialect (parent_program.go); nice is then
+	// applied from here, since no Main of ours runs in it.
+	program bool
+	command string // the program's command line, for errors
+	nice    int
+	sizes   codec.SizeHints // of inputs, to size call bodies
+	bodies  codec.Bodies    // call bodies written, for reuse
+	starts  *startBackoff   // the runners' starts after failed ones
 }
 
 // errNotMain is New's answer in a worker process whose main did not call
@@ -80,7 +97,7 @@ func New(o Options, stop context.Context, ev seam.Events) (*ProcessCarrier, erro
 			return nil, err
 		}
 	}
-	return &ProcessCarrier{
+	sp := &ProcessCarrier{
 		stop:   stop,
 		events: ev,
 		spec: workerproc.Spec{
@@ -93,13 +110,25 @@ func New(o Options, stop context.Context, ev seam.Events) (*ProcessCarrier, erro
 		maxPayload: o.MaxPayload,
 		grace:      int64(o.TerminateGrace),
 		maxTasks:   o.MaxTasksPerWorker,
-	}, nil
+	}
+	sp.starts = newStartBackoff(sp.startFailed)
+	if len(o.Command) > 0 {
+		sp.program, sp.nice = true, o.Nice
+		sp.command = strings.Join(o.Command, " ")
+		sp.spec.Path, sp.spec.Args = o.Command[0], o.Command[1:]
+		sp.spec.Dir, sp.spec.Env = o.Dir, o.Env
+		sp.spec.Protocol, sp.spec.Plain = ProgramVersion, true
+	}
+	return sp, nil
 }
 
 // Encode returns the payload of a call for the worker process: the whole
 // body of its frame. An input that can hold Buffers is only checked: it
 // is encoded at send time with the Peer of the process it goes to.
 func (sp *ProcessCarrier) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
+	if sp.program {
+		return sp.encodeProgram(task, trace, in)
+	}
 	if moves {
 		return nil, sp.check(task, trace, in)
 	}

@@ -30,9 +30,7 @@ func (r *runner) Exchange(ctx context.Context, m *seam.Call) error {
 			return err
 		}
 		if _, ok := l.tasks[m.Task]; !ok {
-			return fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
-				"register tasks at package level (a var or init) so that the re-executed binary has them too",
-				seam.ErrUnknownTask, m.Task, r.id, l.pid)
+			return r.unknownTask(l, m.Task)
 		}
 		if !m.Handover.Send() {
 			return context.Cause(ctx) // the caller gave up, and was told: nothing is sent
@@ -100,6 +98,9 @@ func (r *runner) attempt(ctx context.Context, l *child, m *seam.Call) (in any, e
 // can't be sent, l is retired: closing its Peer after the reap frees them.
 func (r *runner) callFrame(l *child, id uint64, m *seam.Call) (f workerproc.Frame, input []byte, err error) {
 	f = workerproc.Frame{Kind: kindCall, ID: id, Body: m.Payload}
+	if r.sp.program {
+		return f, nil, nil // progCall: the payload is the whole body
+	}
 	var segs []shmbuf.Segment
 	if m.Payload == nil {
 		body, s, committed, err := r.sp.encodeMoving(l.link.peer, m.Task, m.Trace, m.In)
@@ -143,6 +144,9 @@ func (r *runner) died(l *child, m *seam.Call, input []byte, written bool) (in an
 // the same: its process serves on, and the pool drops the output, whose
 // Buffers it frees.
 func (r *runner) receive(l *child, m *seam.Call, f workerproc.Frame, dying bool) error {
+	if r.sp.program {
+		return r.receiveProgram(l, m, f, dying)
+	}
 	m.Handover.Reply()
 	kind, body, broken, err := l.link.open(f)
 	if err != nil {
@@ -177,9 +181,7 @@ func (r *runner) receive(l *child, m *seam.Call, f workerproc.Frame, dying bool)
 // its ErrTerminated from the pool already.
 func (r *runner) await(ctx context.Context, l *child, m *seam.Call, id uint64, input []byte) (in any, err error, taken bool) {
 	stop := context.AfterFunc(ctx, func() {
-		l.proc.Terminate(0, func() {
-			_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
-		})
+		l.proc.Terminate(0, func() { r.askStop(l, id, ctx) })
 		// Unblock the read now rather than when the process is gone: the
 		// kernel takes tens of milliseconds to tear down a big heap, and
 		// the worker goroutine should be starting the replacement.
@@ -218,4 +220,16 @@ func reply(task string, kind byte, body []byte) ([]byte, error) {
 		return body, nil
 	}
 	return nil, outcome.Of(k, body).Err(outcome.Where{Task: task})
+}
+
+// unknownTask is the error of a call to task, which l did not name in
+// its hello.
+func (r *runner) unknownTask(l *child, task string) error {
+	if r.sp.program {
+		return fmt.Errorf("%w: %q is not among the %d tasks that %q serves (worker %d, pid %d)",
+			seam.ErrUnknownTask, task, len(l.tasks), r.sp.command, r.id, l.pid)
+	}
+	return fmt.Errorf("%w: %q is not registered in worker process %d (pid %d); "+
+		"register tasks at package level (a var or init) so that the re-executed binary has them too",
+		seam.ErrUnknownTask, task, r.id, l.pid)
 }

@@ -42,8 +42,9 @@ func (r *runner) Renew(ctx context.Context) (<-chan struct{}, error) {
 		if r.stop.Err() != nil {
 			return nil, seam.ErrClosed
 		}
-		return nil, startFailed(res.err)
+		return nil, r.sp.startFailed(res.err) // the old process serves on: no backoff
 	}
+	r.sp.starts.reset() // the program starts: a backoff after failed starts ends
 	done, ok := r.renewal.offer(res.p)
 	if !ok {
 		res.p.Close() // the worker left meanwhile

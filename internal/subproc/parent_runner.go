@@ -68,13 +68,20 @@ type startResult struct {
 	err error
 }
 
-func (r *runner) Warm() { r.launch() }
+// Warm starts the first process. One refused by the backoff is not
+// started: the first call gets the refusal.
+func (r *runner) Warm() { _ = r.launch() }
 
-// launch starts a process in the background, unless one is starting. The
+// launch starts a process in the background, unless one is starting, or
+// returns the error of a start the backoff refuses (see startBackoff). The
 // start is bounded by the pool's stop context, so that Close cuts it short.
-func (r *runner) launch() {
+func (r *runner) launch() error {
 	if r.pending != nil {
-		return
+		return nil
+	}
+	ticket, err := r.sp.starts.claim()
+	if err != nil {
+		return err
 	}
 	ch := make(chan startResult, 1)
 	r.pending = ch
@@ -84,12 +91,14 @@ func (r *runner) launch() {
 	go func() {
 		defer r.bg.Done()
 		p, err := r.start(r.stop, replacing)
+		r.sp.starts.settle(ticket, err, r.stop.Err() != nil)
 		if err != nil {
 			ch <- startResult{err: err}
 			return
 		}
 		ch <- startResult{l: r.watch(p)}
 	}()
+	return nil
 }
 
 // start starts a process for this runner, bounded by ctx, and reports it:
@@ -101,6 +110,14 @@ func (r *runner) start(ctx context.Context, replacing seam.EventKind) (*workerpr
 	spec.ID = r.id
 	begin := time.Now()
 	p, err := workerproc.Start(ctx, spec)
+	if err == nil && r.sp.program && r.sp.nice > 0 {
+		// No Main of ours runs in a program to lower its own priority.
+		if err = raiseNiceOf(p.PID(), r.sp.nice); err != nil {
+			p.Kill()
+			p.Close()
+			err = fmt.Errorf("pool: lower the priority of worker %d (pid %d) by %d: %w", r.id, p.PID(), r.sp.nice, err)
+		}
+	}
 	if err != nil {
 		if ctx.Err() == nil { // not cut short by the pool's end (or Renew's caller)
 			r.events.Event(seam.Event{Kind: seam.StartFailed, Worker: r.id, Err: err})
@@ -120,7 +137,9 @@ func (r *runner) watch(p *workerproc.Process) *child {
 		pid:   p.PID(),
 		tasks: make(map[string]struct{}, len(p.Hello().Tasks)),
 		gone:  p.Done(),
-		link:  newPeerLink(p.Conn().MaxFrame(), shmbuf.ParentSide),
+	}
+	if !r.sp.program { // a program moves no Buffers
+		l.link = newPeerLink(p.Conn().MaxFrame(), shmbuf.ParentSide)
 	}
 	for _, name := range p.Hello().Tasks {
 		l.tasks[name] = struct{}{}
@@ -170,12 +189,14 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 			return r.cur, nil
 		}
 	}
-	r.launch()
+	if err := r.launch(); err != nil {
+		return nil, err // at once: the backoff after failed starts
+	}
 	select {
 	case res := <-r.pending:
 		r.pending = nil
 		if res.err != nil {
-			return nil, startFailed(res.err)
+			return nil, r.sp.startFailed(res.err)
 		}
 		r.cur = res.l
 		return r.cur, nil
@@ -189,7 +210,10 @@ func (r *runner) acquire(ctx context.Context) (*child, error) {
 // handshake is most often a binary whose main does other work before
 // pool.Main (a server that exits because its port is taken, or serves):
 // the error says so, since the process's own output is only in the log.
-func startFailed(err error) error {
+func (sp *ProcessCarrier) startFailed(err error) error {
+	if sp.program {
+		return fmt.Errorf("%w: %q: %w", seam.ErrWorkerStartFailed, sp.command, err)
+	}
 	var exit *cancel.Exit
 	if errors.Is(err, workerproc.ErrStartTimeout) || errors.As(err, &exit) {
 		return fmt.Errorf("%w: %w; did the binary call pool.Main() first in main (and in TestMain)?", seam.ErrWorkerStartFailed, err)
@@ -249,7 +273,7 @@ func (r *runner) note(kind seam.EventKind, l *child) {
 func (r *runner) retire(l *child, why seam.EventKind) {
 	r.withdraw(l, why)
 	r.next = why
-	r.launch()
+	_ = r.launch() // refused: the next call starts the successor, or is refused
 }
 
 // withdraw is retire without the successor, for a caller that has one
@@ -283,7 +307,9 @@ func (l *child) end() {
 		case f := <-l.frames:
 			closeFDs(f.FDs)
 		default:
-			l.link.close()
+			if l.link != nil {
+				l.link.close()
+			}
 			return
 		}
 	}

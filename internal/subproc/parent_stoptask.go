@@ -22,9 +22,7 @@ import (
 // be taken for the next call's answer. Only a kill counts as Terminated;
 // a process that dies on its own within the grace is a crash.
 func (r *runner) stopTask(ctx context.Context, l *child, m *seam.Call, id uint64) {
-	kill := l.proc.Terminate(time.Duration(r.sp.grace), func() {
-		_ = l.proc.Conn().WriteFrame(cancelFrame(id, ctx))
-	})
+	kill := l.proc.Terminate(time.Duration(r.sp.grace), func() { r.askStop(l, id, ctx) })
 	for {
 		select {
 		case f := <-l.frames:

@@ -112,6 +112,16 @@ func NewPair(maxFrame int) (*Conn, *Conn, error) {
 // are close-on-exec; newChannel makes them.
 type channel struct{ parent, child []int }
 
+// withoutBulk is ch with its bulk socket closed and dropped, where it has
+// one (see Spec.Plain).
+func (ch channel) withoutBulk() channel {
+	if len(ch.parent) > 3 {
+		closeFDs([]int{ch.parent[3], ch.child[3]})
+		ch.parent, ch.child = ch.parent[:3], ch.child[:3]
+	}
+	return ch
+}
+
 // MaxFrame is the largest frame body this connection reads or writes.
 func (c *Conn) MaxFrame() int { return c.max }
 

@@ -3,6 +3,7 @@
 package workerproc
 
 import (
+	"syscall"
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
@@ -41,6 +42,20 @@ func (p *Process) Exit() *cancel.Exit {
 // the group) gets SIGKILL too, as whenever a worker ends. It is
 // idempotent, and a no-op once Done.
 func (p *Process) Kill() { p.kill(cancel.KilledByKill) }
+
+// Interrupt sends the worker SIGINT (not its group): how a program of
+// another language learns, beside a cancel frame, that its call must
+// stop (see sdk/PROTOCOL.md). A no-op once Done.
+func (p *Process) Interrupt() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	// As in kill: os.Process holds a pidfd, so the signal can't reach a
+	// process that reused the pid.
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+}
 
 // Terminate stops the worker in exec.Cmd's Cancel-then-WaitDelay shape:
 // it calls ask (if not nil) on the calling goroutine, which should ask the

@@ -61,8 +61,9 @@ func (c *Conn) SendHello(h Hello) error {
 	return c.WriteFrame(Frame{Kind: KindHello, Body: body})
 }
 
-// parseHello checks the handshake frame f of the worker with process id pid.
-func parseHello(f Frame, pid int) (Hello, error) {
+// parseHello checks the handshake frame f of the worker with process id
+// pid, which must speak protocol version want.
+func parseHello(f Frame, pid, want int) (Hello, error) {
 	var h Hello
 	if len(f.FDs) > 0 {
 		closeFDs(f.FDs)
@@ -74,8 +75,12 @@ func parseHello(f Frame, pid int) (Hello, error) {
 	if err := json.Unmarshal(f.Body, &h); err != nil {
 		return h, fmt.Errorf("%w: malformed hello: %w", ErrProtocol, err)
 	}
-	if h.Version != ProtocolVersion {
-		return h, fmt.Errorf("%w: worker speaks protocol version %d, supervisor %d (is the worker the same build?)", ErrProtocol, h.Version, ProtocolVersion)
+	if h.Version != want {
+		hint := ""
+		if want == ProtocolVersion {
+			hint = " (is the worker the same build?)"
+		}
+		return h, fmt.Errorf("%w: worker speaks protocol version %d, supervisor %d%s", ErrProtocol, h.Version, want, hint)
 	}
 	if h.PID != pid {
 		return h, fmt.Errorf("%w: hello from pid %d, but the started process is pid %d", ErrProtocol, h.PID, pid)

@@ -95,6 +95,9 @@ func spawn(s Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Plain {
+		ch = ch.withoutBulk()
+	}
 	conn, err := newConn(ch.parent, s.MaxFrame)
 	if err != nil {
 		closeFDs(ch.child)
@@ -200,7 +203,7 @@ func (p *Process) handshake(ctx context.Context) error {
 	select {
 	case r := <-got:
 		if r.err == nil {
-			p.hello, err = parseHello(r.f, p.PID())
+			p.hello, err = parseHello(r.f, p.PID(), p.spec.Protocol)
 			return err
 		}
 		if errors.Is(r.err, ErrClosed) || errors.Is(r.err, ErrFrameTooLarge) || errors.Is(r.err, ErrCorruptFrame) {

@@ -62,6 +62,16 @@ type Spec struct {
 	// CloseGrace is how long Close lets the worker exit by itself after
 	// its channel closed before killing it. Default: 1 s.
 	CloseGrace time.Duration
+	// Protocol is the version the worker's hello must name. Default:
+	// ProtocolVersion, this package's, which a Go worker of the same
+	// build speaks; a program of another language speaks its own
+	// dialect's (see internal/subproc's program dialect).
+	Protocol int
+	// Plain keeps every frame's body on the frame pipes (descriptors 3
+	// and 4 in the worker), with no bulk socket: for a worker that reads
+	// only those, such as a program of another language. The worker gets
+	// descriptor 5 all the same.
+	Plain bool
 }
 
 const (
@@ -79,6 +89,8 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, fmt.Errorf("workerproc: negative Spec.MemoryLimit %d", s.MemoryLimit)
 	case s.MemoryPoll < 0 || s.StartTimeout < 0 || s.CloseGrace < 0:
 		return s, errors.New("workerproc: negative duration in Spec")
+	case s.Protocol < 0:
+		return s, fmt.Errorf("workerproc: negative Spec.Protocol %d", s.Protocol)
 	}
 	if s.MemoryLimit > 0 {
 		if err := memoryLimitSupport(); err != nil {
@@ -106,6 +118,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.CloseGrace == 0 {
 		s.CloseGrace = defaultCloseGrace
+	}
+	if s.Protocol == 0 {
+		s.Protocol = ProtocolVersion
 	}
 	return s, nil
 }

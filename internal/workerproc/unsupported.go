@@ -77,6 +77,9 @@ func (p *Process) Exit() *cancel.Exit { return nil }
 // Kill does nothing.
 func (p *Process) Kill() {}
 
+// Interrupt does nothing: no worker runs here.
+func (p *Process) Interrupt() {}
+
 // Terminate calls ask and does nothing else.
 func (p *Process) Terminate(grace time.Duration, ask func()) (stop func() bool) {
 	if ask != nil {

@@ -21,6 +21,7 @@ task("sleep", async (inp, signal) => {
 });
 
 task("stubborn", (inp) => {
+  console.error("stubborn: deaf to the cancel"); // synchronous on a pipe: the pool sees it before the loop
   const end = Date.now() + inp.Seconds * 1000;
   while (Date.now() < end); // blocks the event loop: the cancel cannot reach it
   return { Slept: true };
@@ -57,6 +58,8 @@ task("recycle", () => {
 
 task("pid", () => ({ PID: process.pid }));
 
-task("trace", (inp, signal, call) => ({ Traceparent: call.trace.traceparent ?? "" }));
+task("trace", (inp, signal, call) => ({ Trace: call.trace }));
+
+task("env", () => ({ Dir: process.cwd(), Model: process.env.MODEL ?? "" }));
 
 serve();

@@ -32,6 +32,7 @@ def sleep(inp):
 @task("stubborn")
 def stubborn(inp):
     sdk_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    print("stubborn: deaf to the cancel", file=sys.stderr, flush=True)
     try:
         end = time.monotonic() + inp["Seconds"]
         while time.monotonic() < end:
@@ -85,7 +86,12 @@ def pid(inp):
 
 @task("trace")
 def trace(inp):
-    return {"Traceparent": current_call().trace.get("traceparent", "")}
+    return {"Trace": current_call().trace}
+
+
+@task("env")
+def env(inp):
+    return {"Dir": os.getcwd(), "Model": os.environ.get("MODEL", "")}
 
 
 serve()

@@ -1,0 +1,192 @@
+package pool_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/testkit"
+	"github.com/offloadgo/offload/pool"
+)
+
+// TestProgramCrashMidCall: only the call a program died under fails, with
+// its exit status and the tail of its stderr; the next goes to a new
+// process.
+func TestProgramCrashMidCall(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{})
+		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+
+		_, err = pool.Run(testkit.Ctx(t), p, xExit, codeIn{Code: 3})
+		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+		var exit *cancel.Exit
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, 3, exit.Code)
+		assert.Contains(t, exit.Stderr, "dying now")
+		assert.Contains(t, err.Error(), "dying now")
+
+		after, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+		assert.NotEqual(t, before.PID, after.PID)
+		assert.Equal(t, uint64(1), p.Stats().Crashed)
+	})
+}
+
+// TestProgramMemoryLimit: a program that allocates past MemoryLimit is
+// killed, and the call fails naming the limit.
+func TestProgramMemoryLimit(t *testing.T) {
+	testkit.SkipOffLinux(t, "MemoryLimit")
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{MemoryLimit: 300 << 20}})
+		_, err := pool.Run(testkit.Ctx(t), p, xAlloc, allocIn{MiB: 600, Seconds: 60})
+		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+		var exit *cancel.Exit
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, cancel.KilledByMemoryLimit, exit.Killed)
+		assert.Greater(t, exit.RSS, int64(300<<20))
+
+		out, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "still serving"})
+		require.NoError(t, err)
+		assert.Equal(t, "still serving", out.Text)
+	})
+}
+
+// TestProgramStartFailures: a program that can't serve fails the call
+// with ErrWorkerStartFailed, naming the command and why.
+func TestProgramStartFailures(t *testing.T) {
+	python := languages[0].command(t)[0]
+	script := func(name string) []string {
+		path, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", name))
+		require.NoError(t, err)
+		return []string{python, path}
+	}
+	for _, tc := range []struct {
+		name    string
+		command []string
+		want    []string
+	}{
+		{"missing", []string{"offload-no-such-program"}, []string{`"offload-no-such-program"`, "executable file not found"}},
+		{"exits", script("exitnow.py"), []string{"exitnow.py", "cannot load model", "status 3"}},
+		{"silent", script("nohello.py"), []string{"nohello.py", "no hello in time"}},
+		{"version", script("badversion.py"), []string{"badversion.py", "protocol version 99, supervisor 1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,
+				Subprocess: pool.SubprocessOptions{Command: tc.command, StartTimeout: 2 * time.Second}})
+			_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
+			require.ErrorIs(t, err, pool.ErrWorkerStartFailed)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.Zero(t, p.Stats().Completed)
+		})
+	}
+}
+
+// TestProgramMalformedAnswer: a program that breaks the protocol is killed
+// and replaced; the call fails, and nothing else does.
+func TestProgramMalformedAnswer(t *testing.T) {
+	python := languages[0].command(t)[0]
+	garbage, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", "garbage.py"))
+	require.NoError(t, err)
+	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,
+		Subprocess: pool.SubprocessOptions{Command: []string{python, garbage}}})
+	for range 2 { // the second call goes to the replacement
+		_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "sent a bad answer")
+		assert.Contains(t, err.Error(), "malformed answer")
+	}
+	s := p.Stats()
+	assert.Equal(t, uint64(2), s.Failed)
+	assert.Zero(t, s.Crashed, "the pool killed it: no crash")
+}
+
+// TestProgramRecycle: a program's answer can ask for its replacement, and
+// RecycleWorkers replaces each process between calls.
+func TestProgramRecycle(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{})
+		asked, err := pool.Run(testkit.Ctx(t), p, xRecycle, none{})
+		require.NoError(t, err)
+		next, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+		assert.NotEqual(t, asked.PID, next.PID, "the program asked to be replaced")
+
+		require.NoError(t, p.RecycleWorkers(testkit.Ctx(t)))
+		last, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+		assert.NotEqual(t, next.PID, last.PID, "RecycleWorkers replaced it")
+		assert.Equal(t, uint64(2), p.Stats().Recycled)
+		assert.Zero(t, p.Stats().Failed)
+	})
+}
+
+// TestProgramMaxTasksPerWorker: the program is replaced after so many
+// calls, as a Go worker is.
+func TestProgramMaxTasksPerWorker(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2}})
+		var pids []int
+		for range 4 {
+			out, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+			require.NoError(t, err)
+			pids = append(pids, out.PID)
+		}
+		assert.Equal(t, pids[0], pids[1])
+		assert.Equal(t, pids[2], pids[3])
+		assert.NotEqual(t, pids[1], pids[2])
+	})
+}
+
+// TestProgramDirEnvAndTrace: the program runs in Dir with Env added to
+// the pool's environment, and gets the caller's trace context.
+func TestProgramDirEnvAndTrace(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		dir := t.TempDir()
+		tracer := &fakeTracer{}
+		p := newProgramPool(t, l, pool.Options{Tracer: tracer,
+			Subprocess: pool.SubprocessOptions{Dir: dir, Env: []string{"MODEL=small"}}})
+		env, err := pool.Run(testkit.Ctx(t), p, xEnv, none{})
+		require.NoError(t, err)
+		want, err := filepath.EvalSymlinks(dir)
+		require.NoError(t, err)
+		assert.Equal(t, want, env.Dir)
+		assert.Equal(t, "small", env.Model)
+
+		tr, err := pool.Run(testkit.Ctx(t), p, xTrace, none{})
+		require.NoError(t, err)
+		spans := tracer.spans
+		require.NotEmpty(t, spans)
+		assert.Equal(t, spans[len(spans)-1].id, tr.Trace["test-span"])
+	})
+}
+
+// TestProgramOptions: what New refuses with a Command, and the copies it
+// keeps.
+func TestProgramOptions(t *testing.T) {
+	_, err := pool.New(pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{Command: []string{"python3"}, GOMAXPROCS: 2}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GOMAXPROCS")
+	_, err = pool.New(pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{Env: []string{"A=1"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Command")
+	_, err = pool.New(pool.Options{Subprocess: pool.SubprocessOptions{Command: []string{"python3"}}})
+	require.Error(t, err, "a Command without Isolation Subprocess")
+	_, err = pool.New(pool.Options{Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{Command: []string{""}}})
+	require.Error(t, err)
+
+	command := []string{"python3", "worker.py"}
+	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Subprocess: pool.SubprocessOptions{Command: command}})
+	command[1] = "changed.py"
+	got := p.Options().Subprocess.Command
+	assert.Equal(t, []string{"python3", "worker.py"}, got, "New keeps a copy")
+	got[1] = "changed too"
+	assert.Equal(t, "worker.py", p.Options().Subprocess.Command[1], "Options returns a copy")
+}

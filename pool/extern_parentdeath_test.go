@@ -1,0 +1,100 @@
+package pool_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/testkit"
+	"github.com/offloadgo/offload/pool"
+)
+
+// envProgramHost makes the test binary a service that keeps a program
+// pool and dies under it (see runProgramHost): its value is the language.
+const envProgramHost = "OFFLOAD_TEST_PROGRAM_HOST"
+
+// runProgramHost, in a process started by TestProgramDiesWithItsPool,
+// runs the grandchild task in a program pool, prints the worker's and the
+// grandchild's pids, and waits to be killed, the pool still open.
+func runProgramHost() {
+	name := os.Getenv(envProgramHost)
+	if name == "" {
+		return
+	}
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "program host:", err)
+		os.Exit(2)
+	}
+	for _, l := range languages {
+		if l.name != name {
+			continue
+		}
+		worker, err := l.workerPath()
+		if err != nil {
+			fail(err)
+		}
+		p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess,
+			Subprocess: pool.SubprocessOptions{Command: []string{l.program, worker}}})
+		if err != nil {
+			fail(err)
+		}
+		pid, err := pool.Run(context.Background(), p, xPID, none{})
+		if err != nil {
+			fail(err)
+		}
+		child, err := pool.Run(context.Background(), p, xGrandchild, none{})
+		if err != nil {
+			fail(err)
+		}
+		fmt.Println(pid.PID, child.PID)
+		select {} // killed here, the pool open
+	}
+	fail(fmt.Errorf("no language %q", name))
+}
+
+// TestProgramDiesWithItsPool: when the pool's process dies without
+// closing its pool, the program's processes and what they started go
+// too (Linux's parent-death signal, which the SDKs turn into a kill of
+// their group).
+func TestProgramDiesWithItsPool(t *testing.T) {
+	testkit.SkipOffLinux(t, "the parent-death signal")
+	eachLanguage(t, func(t *testing.T, l language) {
+		l.command(t) // the program is installed
+		exe, err := os.Executable()
+		require.NoError(t, err)
+		cmd := exec.CommandContext(testkit.Ctx(t), exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), envProgramHost+"="+l.name)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the host failed: %v: %v: %s", err, cmd.Wait(), stderr.String())
+		}
+		var pids []int
+		for _, f := range strings.Fields(line) {
+			pid, err := strconv.Atoi(f)
+			require.NoError(t, err)
+			require.False(t, testkit.ProcessExited(pid))
+			pids = append(pids, pid)
+		}
+		require.Len(t, pids, 2, "the host printed %q", line)
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+		for i, what := range []string{"worker", "grandchild"} {
+			require.Eventually(t, func() bool { return testkit.ProcessExited(pids[i]) }, time.Minute, 5*time.Millisecond,
+				"the %s (pid %d) outlived the pool's process", what, pids[i])
+		}
+	})
+}

@@ -1,0 +1,290 @@
+package pool_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/testkit"
+	"github.com/offloadgo/offload/pool"
+)
+
+// The tasks of sdk/testdata/worker.py and worker.mjs, which serve the same
+// names the same way, through each language's SDK.
+type (
+	echoIO struct {
+		Text string
+		N    int
+	}
+	blobIn struct {
+		Width int
+		Image []byte `offload:"blob"`
+	}
+	blobOut struct {
+		Width int
+		Size  int
+		Image []byte `offload:"blob"`
+	}
+	secondsIn struct{ Seconds float64 }
+	sleptOut  struct{ Slept bool }
+	pidOut    struct{ PID int }
+	codeIn    struct{ Code int }
+	allocIn   struct {
+		MiB     int
+		Seconds float64
+	}
+	okOut    struct{ OK bool }
+	traceOut struct{ Trace map[string]string }
+	envOut   struct{ Dir, Model string }
+	none     struct{}
+)
+
+var (
+	xEcho       = pool.Extern[echoIO, echoIO]("echo")
+	xBlob       = pool.Extern[blobIn, blobOut]("blob")
+	xFail       = pool.Extern[none, none]("fail")
+	xSleep      = pool.Extern[secondsIn, sleptOut]("sleep")
+	xStubborn   = pool.Extern[secondsIn, sleptOut]("stubborn")
+	xGrandchild = pool.Extern[none, pidOut]("grandchild")
+	xPrint      = pool.Extern[none, okOut]("print")
+	xExit       = pool.Extern[codeIn, none]("exit")
+	xAlloc      = pool.Extern[allocIn, none]("alloc")
+	xRecycle    = pool.Extern[none, pidOut]("recycle")
+	xPID        = pool.Extern[none, pidOut]("pid")
+	xTrace      = pool.Extern[none, traceOut]("trace")
+	xEnv        = pool.Extern[none, envOut]("env")
+	xMissing    = pool.Extern[none, none]("not served by the program")
+)
+
+// language is a program of another language and its test worker.
+type language struct{ name, program, worker string }
+
+var languages = []language{
+	{"python", "python3", "worker.py"},
+	{"node", "node", "worker.mjs"},
+}
+
+// command is l's test worker's command line. The program must be
+// installed: CI installs python3 and node (.ci/run), and a test that
+// skipped without them would hide the SDKs' breakage.
+func (l language) command(t testing.TB) []string {
+	t.Helper()
+	path, err := exec.LookPath(l.program)
+	require.NoError(t, err, "%s is needed for the %s SDK's tests (apt-get install python3 nodejs)", l.program, l.name)
+	worker, err := l.workerPath()
+	require.NoError(t, err)
+	return []string{path, worker}
+}
+
+// workerPath is where l's test worker is: a test runs in its package's
+// directory.
+func (l language) workerPath() (string, error) {
+	return filepath.Abs(filepath.Join("..", "sdk", "testdata", l.worker))
+}
+
+// eachLanguage runs test once per language, in parallel.
+func eachLanguage(t *testing.T, test func(t *testing.T, l language)) {
+	for _, l := range languages {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, l)
+		})
+	}
+}
+
+// newProgramPool returns a pool of l's test worker, closed with the test.
+func newProgramPool(t *testing.T, l language, o pool.Options) *pool.Pool {
+	t.Helper()
+	o.Isolation = pool.Subprocess
+	o.Subprocess.Command = l.command(t)
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	return newPool(t, o)
+}
+
+func TestProgramRunsTasks(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{})
+		ctx := testkit.Ctx(t)
+
+		out, err := pool.Run(ctx, p, xEcho, echoIO{Text: "héllo", N: 42})
+		require.NoError(t, err)
+		assert.Equal(t, echoIO{Text: "héllo", N: 42}, out)
+
+		image := testkit.Counting(make([]byte, 3<<20), 7) // over the bulk size: Plain keeps it on the pipe
+		b, err := pool.Run(ctx, p, xBlob, blobIn{Width: 256, Image: image})
+		require.NoError(t, err)
+		assert.Equal(t, 256, b.Width)
+		assert.Equal(t, len(image), b.Size)
+		require.Len(t, b.Image, len(image))
+		assert.Equal(t, image[0], b.Image[len(image)-1])
+		assert.Equal(t, image[len(image)-1], b.Image[0])
+		assert.Equal(t, byte(7), image[0], "the caller's input is left whole")
+
+		_, err = pool.Run(ctx, p, xFail, none{})
+		var re *pool.RemoteError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "ValueError", re.Type)
+		assert.Equal(t, "bad width 7", re.Message)
+		assert.Equal(t, "fail", re.Task)
+		assert.Contains(t, re.Traceback, "bad width 7")
+		assert.Equal(t, "ValueError: bad width 7", err.Error())
+
+		_, err = pool.Run(ctx, p, xMissing, none{})
+		require.ErrorIs(t, err, pool.ErrUnknownTask)
+		assert.Contains(t, err.Error(), l.worker)
+
+		_, err = pool.Run(ctx, p, Sum, SumIn{A: 1})
+		require.ErrorIs(t, err, pool.ErrUnknownTask, "a Go task in a program")
+
+		s := p.Stats()
+		assert.Zero(t, s.Crashed+s.Terminated, "no worker was lost: %+v", s)
+	})
+}
+
+func TestExternOnlyInItsProgram(t *testing.T) {
+	in := newPool(t, pool.Options{Workers: 1})
+	sub := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess})
+	for _, p := range []*pool.Pool{in, sub} {
+		_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
+		require.ErrorIs(t, err, pool.ErrUnknownTask)
+		assert.Contains(t, err.Error(), "Extern")
+		_, err = pool.Submit(testkit.Ctx(t), p, xEcho, echoIO{})
+		require.ErrorIs(t, err, pool.ErrUnknownTask)
+	}
+	assert.Zero(t, sub.Stats().Completed)
+}
+
+// TestProgramCancel: a task that honours the cancel keeps its process; one
+// that ignores it is killed with its group after TerminateGrace.
+func TestProgramCancel(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{TerminateGrace: 5 * time.Second}})
+		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithTimeout(testkit.Ctx(t), 300*time.Millisecond)
+		defer cancel()
+		_, err = pool.Run(ctx, p, xSleep, secondsIn{Seconds: 60})
+		require.ErrorIs(t, err, pool.ErrTerminated)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+
+		after, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+		assert.Equal(t, before.PID, after.PID, "a task that stopped within its grace keeps its process")
+		assert.Zero(t, p.Stats().Terminated)
+	})
+}
+
+func TestProgramIgnoringCancelIsKilled(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		log := newLogSink()
+		p := newProgramPool(t, l, pool.Options{Logger: log.logger(), Subprocess: pool.SubprocessOptions{TerminateGrace: 200 * time.Millisecond}})
+		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithCancel(testkit.Ctx(t))
+		f, err := pool.Submit(ctx, p, xStubborn, secondsIn{Seconds: 60})
+		require.NoError(t, err)
+		log.waitFor(t, "stubborn: deaf to the cancel")
+		cancel()
+		_, err = f.Wait()
+		require.ErrorIs(t, err, pool.ErrTerminated)
+
+		after, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		require.NoError(t, err)
+		assert.NotEqual(t, before.PID, after.PID, "the stubborn task's process was killed")
+		assert.True(t, testkit.ProcessExited(before.PID))
+		assert.Equal(t, uint64(1), p.Stats().Terminated)
+	})
+}
+
+// TestProgramGrandchildDiesWithWorker: what a task starts goes with its
+// worker's process group.
+func TestProgramGrandchildDiesWithWorker(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		p := newProgramPool(t, l, pool.Options{})
+		out, err := pool.Run(testkit.Ctx(t), p, xGrandchild, none{})
+		require.NoError(t, err)
+		require.False(t, testkit.ProcessExited(out.PID), "the grandchild runs")
+		require.NoError(t, p.RecycleWorkers(testkit.Ctx(t)))
+		require.Eventually(t, func() bool { return testkit.ProcessExited(out.PID) }, time.Minute, 5*time.Millisecond)
+	})
+}
+
+// TestProgramOutputIsLogged: what a program prints reaches the pool's
+// logger line by line, and no print corrupts the protocol.
+func TestProgramOutputIsLogged(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		log := newLogSink()
+		p := newProgramPool(t, l, pool.Options{Logger: log.logger()})
+		out, err := pool.Run(testkit.Ctx(t), p, xPrint, none{})
+		require.NoError(t, err)
+		assert.True(t, out.OK)
+		echo, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "after", N: 1})
+		require.NoError(t, err)
+		assert.Equal(t, "after", echo.Text)
+		line := log.waitFor(t, "one line on stderr")
+		assert.Contains(t, line, "stream=stderr")
+		assert.Contains(t, line, "worker=1")
+		assert.Contains(t, log.waitFor(t, "third line on stdout"), "stream=stdout")
+		assert.Zero(t, p.Stats().Crashed)
+	})
+}
+
+// logSink is a pool's logger that a test can wait on.
+type logSink struct {
+	mu    sync.Mutex
+	text  bytes.Buffer
+	wrote chan struct{} // closed and replaced at each write
+}
+
+func newLogSink() *logSink { return &logSink{wrote: make(chan struct{})} }
+
+func (s *logSink) logger() *slog.Logger { return slog.New(slog.NewTextHandler(s, nil)) }
+
+func (s *logSink) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.wrote)
+	s.wrote = make(chan struct{})
+	return s.text.Write(b)
+}
+
+// waitFor waits until a logged line contains sub, and returns that line.
+func (s *logSink) waitFor(t testing.TB, sub string) string {
+	t.Helper()
+	ctx := testkit.Ctx(t)
+	for {
+		s.mu.Lock()
+		for line := range strings.Lines(s.text.String()) {
+			if strings.Contains(line, sub) {
+				s.mu.Unlock()
+				return line
+			}
+		}
+		wrote := s.wrote
+		s.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-ctx.Done():
+			require.Failf(t, "not logged", "no line with %q in:\n%s", sub, s.String())
+		}
+	}
+}
+
+func (s *logSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text.String()
+}
