@@ -33,20 +33,21 @@ let output = null;
 /** Cancelled is the AbortSignal's reason when the pool cancels a call; cause is "canceled", "deadline" or "closed". */
 export class Cancelled extends Error {
   constructor(cause) {
-    super(`offload: the call was cancelled (${cause})`, { cause });
+    super(`offload-worker: the call was cancelled (${cause})`, { cause });
     this.name = "Cancelled";
   }
 }
 
 /** task serves fn as the task name: fn(input, signal, call) returns or resolves to the output. */
 export function task(name, fn) {
-  if (tasks.has(name)) throw new Error(`offload: task ${JSON.stringify(name)} is registered twice`);
+  if (typeof name !== "string" || typeof fn !== "function") throw new TypeError("offload-worker: task(name, fn) takes a string and a function");
+  if (tasks.has(name)) throw new Error(`offload-worker: task ${JSON.stringify(name)} is registered twice`);
   tasks.set(name, fn);
 }
 
 /** recycle asks the pool to replace this process once it has read the running call's answer. */
 export function recycle() {
-  if (running === null) throw new Error("offload: recycle() is called outside a task");
+  if (running === null) throw new Error("offload-worker: recycle() is called outside a task");
   running.recycle = true;
 }
 
@@ -55,7 +56,7 @@ function killGroup() {
 }
 
 function fail(why) {
-  process.stderr.write(`offload: protocol error: ${why}\n`);
+  process.stderr.write(`offload-worker: protocol error: ${why}\n`);
   killGroup();
 }
 
@@ -93,7 +94,7 @@ async function run(id, body) {
     const { header, blob } = split(body);
     const fn = tasks.get(header.task);
     if (fn === undefined) {
-      answer = [UNKNOWN, message({ message: `offload: no task named ${JSON.stringify(header.task)} here` })];
+      answer = [UNKNOWN, message({ message: `offload-worker: no task named ${JSON.stringify(header.task)} here` })];
     } else {
       const input = header.input;
       if (header.blob) input[header.blob] = blob;
@@ -103,7 +104,7 @@ async function run(id, body) {
       const fields = out !== null && typeof out === "object" && !(out instanceof Uint8Array)
         ? Object.keys(out).filter((k) => out[k] instanceof Uint8Array) : [];
       if (fields.length > 1) {
-        throw new TypeError(`offload: task ${JSON.stringify(call.task)} returned ${fields.length} byte arrays (${fields.join(", ")}); at most one travels as the blob`);
+        throw new TypeError(`offload-worker: task ${JSON.stringify(call.task)} returned ${fields.length} byte arrays (${fields.join(", ")}); at most one travels as the blob`);
       }
       if (fields.length === 1) {
         answer = [RESULT, message({ output: { ...out, [fields[0]]: null }, blob: fields[0] }, call), out[fields[0]]];
@@ -117,7 +118,7 @@ async function run(id, body) {
   running = null;
   const size = answer[1].length + (answer[2] ? answer[2].length : 0);
   if (size > maxFrame) {
-    answer = [TOO_LARGE, message({ message: `offload: the answer of ${size} bytes is over the maximum frame of ${maxFrame}` })];
+    answer = [TOO_LARGE, message({ message: `offload-worker: the answer of ${size} bytes is over the maximum frame of ${maxFrame}` })];
   }
   writeFrame(answer[0], id, answer[1], answer[2]);
 }
@@ -138,9 +139,12 @@ function onFrame(kind, id, body) {
 /** serve says hello to the pool, then answers its calls one at a time. It returns at once; the process serves until the pool closes it. */
 export function serve() {
   if (process.env.OFFLOAD_WORKER !== "1") {
-    throw new Error("offload: serve() runs only as an offload pool's worker (OFFLOAD_WORKER=1 is not set)");
+    throw new Error("offload-worker: serve() runs only as an offload pool's worker (OFFLOAD_WORKER=1 is not set)");
   }
   maxFrame = Number(process.env.OFFLOAD_WORKER_MAX_FRAME);
+  if (!Number.isSafeInteger(maxFrame) || maxFrame <= 0) {
+    throw new Error(`offload-worker: OFFLOAD_WORKER_MAX_FRAME is ${JSON.stringify(process.env.OFFLOAD_WORKER_MAX_FRAME)}, not a size in bytes`);
+  }
   process.on("SIGINT", () => {}); // a cancel's signal: the cancel frame does the work
   process.on("SIGTERM", killGroup); // the pool's process died
   output = new net.Socket({ fd: 4, readable: false, writable: true });

@@ -12,11 +12,13 @@ The contract, in brief (sdk/PROTOCOL.md, version 1, has all of it): the pool
 starts this program with frames in on fd 3 and out on fd 4; serve() says hello
 with the registered task names, then answers each call with exactly one frame,
 one call at a time. A task's exception becomes the call's error (type, message,
-traceback). When the caller gives up, the pool writes a cancel frame and sends
-SIGINT: Cancelled is raised in the task if that call is still running. When
+traceback); SystemExit ends the process, and the call fails as crashed. When the caller gives up, the pool writes a cancel frame and sends
+SIGINT: Cancelled is raised in the task if that call is still running, as soon
+as it runs Python code again (time.sleep and blocking reads are interrupted); a
+task that does not stop is killed after the pool's TerminateGrace. When
 the pool closes fd 3, or its process dies (SIGTERM), the program kills its own
 process group, so nothing a task started outlives it. Stdout and stderr are
-free for the program's own use. Standard library only.
+free for the program's own use. Standard library only; Python 3.7 or later.
 """
 import json, os, select, signal, struct, sys, traceback
 
@@ -28,6 +30,7 @@ _CALL, _CANCEL, _RESULT, _ERROR, _TOO_LARGE, _UNKNOWN, _HELLO = 1, 2, 3, 4, 6, 7
 _FRAME = struct.Struct(">IB3xQ")  # body length, kind, three zero bytes, call id
 _LENGTH = struct.Struct(">I")     # a message's JSON header length
 _BYTES = (bytes, bytearray, memoryview)
+_to_json = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode  # Go's encoding/json refuses NaN
 _tasks = {}
 _running = None  # the Call being run, set only inside _answer's try (see _on_sigint)
 _max_frame = 0
@@ -55,6 +58,9 @@ class Call:
 
 def task(name):
     """Decorator: serve the function as the task name; it takes the input and returns a JSON-able output."""
+    if not isinstance(name, str):
+        raise TypeError('offload_worker: task takes the name: @task("thumb")')
+
     def register(fn):
         if name in _tasks:
             raise ValueError(f"offload_worker: task {name!r} is registered twice")
@@ -103,22 +109,25 @@ def _read_frame():
 
 
 def _write_frame(kind, cid, head, blob=b""):
-    for part in (_FRAME.pack(len(head) + len(blob), kind, cid) + head, blob):
-        view = memoryview(part).cast("B")
-        while view:
-            view = view[os.write(_OUT, view):]
+    try:
+        for part in (_FRAME.pack(len(head) + len(blob), kind, cid) + head, blob):
+            view = memoryview(part)
+            while view:
+                view = view[os.write(_OUT, view):]
+    except BrokenPipeError:
+        _die()  # the pool is gone
 
 
 def _split(body):
     """A message body's JSON header (a dict) and its blob."""
     (n,) = _LENGTH.unpack_from(body)
-    return json.loads(body[4:4 + n]), body[4 + n:]
+    return json.loads(body[4:4 + n].decode()), body[4 + n:]
 
 
 def _message(head, call=None):
     if call is not None and call._recycle:
         head["recycle"] = True
-    text = json.dumps(head, allow_nan=False, separators=(",", ":")).encode()
+    text = _to_json(head).encode()
     return _LENGTH.pack(len(text)) + text
 
 
@@ -170,7 +179,8 @@ def _answer(cid, body):
                             f"({', '.join(map(str, fields))}); at most one travels as the blob")
         head = {"output": out}
         if fields:
-            blob, head = out[fields[0]], {"output": {**out, fields[0]: None}, "blob": fields[0]}
+            blob = memoryview(out[fields[0]]).cast("B")  # its length in bytes, whatever its format
+            head = {"output": {**out, fields[0]: None}, "blob": fields[0]}
         return _RESULT, _message(head, call), blob
     except (Exception, Cancelled) as e:  # SystemExit and KeyboardInterrupt end the process
         _running = None
@@ -192,7 +202,7 @@ def serve():
     signal.signal(signal.SIGTERM, lambda signum, frame: _die())
     signal.signal(signal.SIGINT, _on_sigint)
     hello = {"version": VERSION, "pid": os.getpid(), "tasks": sorted(_tasks)}
-    _write_frame(_HELLO, 0, json.dumps(hello).encode())
+    _write_frame(_HELLO, 0, _to_json(hello).encode())
     while True:
         kind, cid, body = _read_frame()
         if kind == _CANCEL:

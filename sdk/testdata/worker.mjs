@@ -28,7 +28,7 @@ task("stubborn", (inp) => {
 });
 
 task("grandchild", () => {
-  const child = spawn("sleep", ["300"], { stdio: "ignore" });
+  const child = spawn("sleep", ["300"], { stdio: "inherit" }); // holds the worker's stdout and stderr, as in worker.py
   return { PID: child.pid };
 });
 
