@@ -9,9 +9,9 @@
 // hello with the registered task names, then answers each call with exactly
 // one frame, one call at a time. A task gets the call's input as JSON decodes
 // it (its blob field, if any, a Buffer), an AbortSignal that aborts when the
-// pool cancels the call, and the call ({id: a BigInt, task, trace: the W3C
-// trace context, deadline: Unix seconds or null}). It returns (or resolves to)
-// a JSON-able output; one Buffer or Uint8Array at its top level travels as the
+// pool cancels the call, and the call ({id: a BigInt, task, trace: the
+// caller's trace context}). It returns (or resolves to) a JSON-able output;
+// one Buffer or Uint8Array at its top level travels as the
 // blob. A throw becomes the call's error (type, message, stack). The pool sends
 // SIGINT with each cancel; it is ignored here, the cancel frame aborts the
 // signal. When the pool closes fd 3, or its process dies (SIGTERM), the program
@@ -26,7 +26,7 @@ const CALL = 0x01, CANCEL = 0x02, RESULT = 0x03, ERROR = 0x04, TOO_LARGE = 0x06,
 const FRAME_HEADER = 16;
 
 const tasks = new Map();
-let running = null; // the call being run: {id, task, trace, deadline, controller, recycle}
+let running = null; // the call being run: {id, task, trace, controller, recycle}
 let maxFrame = 0;
 let output = null;
 
@@ -99,8 +99,8 @@ async function run(id, body) {
       const input = header.input;
       if (header.blob) input[header.blob] = blob;
       const controller = new AbortController();
-      call = running = { id, task: header.task, trace: header.trace ?? {}, deadline: header.deadline ?? null, controller, recycle: false };
-      const out = await fn(input, controller.signal, { id, task: call.task, trace: call.trace, deadline: call.deadline });
+      call = running = { id, task: header.task, trace: header.trace ?? {}, controller, recycle: false };
+      const out = await fn(input, controller.signal, { id, task: call.task, trace: call.trace });
       const fields = out !== null && typeof out === "object" && !(out instanceof Uint8Array)
         ? Object.keys(out).filter((k) => out[k] instanceof Uint8Array) : [];
       if (fields.length > 1) {

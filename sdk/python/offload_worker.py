@@ -47,12 +47,12 @@ class Cancelled(BaseException):
 
 
 class Call:
-    """The call being run: id, task name, trace (W3C trace context, a dict), deadline (Unix seconds or None)."""
-    __slots__ = ("id", "task", "trace", "deadline", "_recycle", "_cancel_taken")
+    """The call being run: id, task name, trace (the caller's trace context, a dict)."""
+    __slots__ = ("id", "task", "trace", "_recycle", "_cancel_taken")
 
     def __init__(self, id, header):
         self.id, self.task = id, header["task"]
-        self.trace, self.deadline = header.get("trace") or {}, header.get("deadline")
+        self.trace = header.get("trace") or {}
         self._recycle = self._cancel_taken = False
 
 
