@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,8 +24,9 @@ import (
 const envProgramHost = "OFFLOAD_TEST_PROGRAM_HOST"
 
 // runProgramHost, in a process started by TestProgramDiesWithItsPool,
-// runs the grandchild task in a program pool, prints the worker's and the
-// grandchild's pids, and waits to be killed, the pool still open.
+// runs the grandchild task in a program pool, then starts a long call,
+// prints the worker's and the grandchild's pids once the call runs, and
+// waits to be killed, the pool and the call still open.
 func runProgramHost() {
 	name := os.Getenv(envProgramHost)
 	if name == "" {
@@ -41,7 +44,8 @@ func runProgramHost() {
 		if err != nil {
 			fail(err)
 		}
-		p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess,
+		started := &lineWatch{want: "sleep: started", seen: make(chan struct{})}
+		p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: slog.New(slog.NewTextHandler(started, nil)),
 			Subprocess: pool.SubprocessOptions{Command: []string{l.program, worker}}})
 		if err != nil {
 			fail(err)
@@ -54,6 +58,10 @@ func runProgramHost() {
 		if err != nil {
 			fail(err)
 		}
+		if _, err := pool.Submit(context.Background(), p, xSleep, secondsIn{Seconds: 300}); err != nil {
+			fail(err)
+		}
+		<-started.seen // the call runs: the program hears of the death while busy
 		fmt.Println(pid.PID, child.PID)
 		select {} // killed here, the pool open
 	}
@@ -62,8 +70,8 @@ func runProgramHost() {
 
 // TestProgramDiesWithItsPool: when the pool's process dies without
 // closing its pool, the program's processes and what they started go
-// too (Linux's parent-death signal, which the SDKs turn into a kill of
-// their group).
+// too, also while a call runs: Linux's parent-death signal, elsewhere the
+// lifeline's EOF, which the SDKs turn into a kill of their group.
 func TestProgramDiesWithItsPool(t *testing.T) {
 	testkit.SkipOffLinux(t, "the parent-death signal")
 	eachLanguage(t, func(t *testing.T, l language) {
@@ -97,4 +105,18 @@ func TestProgramDiesWithItsPool(t *testing.T) {
 				"the %s (pid %d) outlived the pool's process", what, pids[i])
 		}
 	})
+}
+
+// lineWatch is a log's writer that closes seen once a record holds want.
+type lineWatch struct {
+	want string
+	once sync.Once
+	seen chan struct{}
+}
+
+func (w *lineWatch) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(b), nil
 }

@@ -39,7 +39,7 @@ func Attach() (*Conn, bool, error) {
 		return nil, false, nil
 	}
 	parent, max := os.Getenv(EnvParent), os.Getenv(EnvMaxFrame)
-	for _, k := range []string{EnvWorker, EnvParent, EnvMaxFrame} {
+	for _, k := range []string{EnvWorker, EnvParent, EnvMaxFrame, EnvLifeline} {
 		os.Unsetenv(k)
 	}
 	// The supervisor sets Pdeathsig, and Go's fork re-checks the parent

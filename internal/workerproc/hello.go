@@ -26,6 +26,11 @@ const (
 	EnvParent = "OFFLOAD_WORKER_PARENT"
 	// EnvMaxFrame holds the channel's maximum frame body size.
 	EnvMaxFrame = "OFFLOAD_WORKER_MAX_FRAME"
+	// EnvLifeline names the descriptor of the lifeline, where the
+	// platform has one (not Linux: see dieWithParent): EOF on it means
+	// the supervisor died. A Go worker knows it (Attach); a program of
+	// another language reads it here.
+	EnvLifeline = "OFFLOAD_WORKER_LIFELINE"
 )
 
 // Hello is the worker's handshake, the first frame it sends.

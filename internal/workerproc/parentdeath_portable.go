@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -35,6 +36,7 @@ func dieWithParent(cmd *exec.Cmd) (lifeline, give *os.File, err error) {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, give)
+	cmd.Env = append(cmd.Env, EnvLifeline+"="+strconv.Itoa(lifelineFD))
 	return lifeline, give, nil
 }
 

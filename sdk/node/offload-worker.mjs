@@ -146,7 +146,13 @@ export function serve() {
     throw new Error(`offload-worker: OFFLOAD_WORKER_MAX_FRAME is ${JSON.stringify(process.env.OFFLOAD_WORKER_MAX_FRAME)}, not a size in bytes`);
   }
   process.on("SIGINT", () => {}); // a cancel's signal: the cancel frame does the work
-  process.on("SIGTERM", killGroup); // the pool's process died
+  process.on("SIGTERM", killGroup); // Linux: the pool's process died
+  if (process.env.OFFLOAD_WORKER_LIFELINE) { // elsewhere: EOF on the lifeline says so
+    const lifeline = new net.Socket({ fd: Number(process.env.OFFLOAD_WORKER_LIFELINE), readable: true, writable: false });
+    lifeline.on("end", killGroup);
+    lifeline.on("error", killGroup);
+    lifeline.resume();
+  }
   output = new net.Socket({ fd: 4, readable: false, writable: true });
   output.on("error", killGroup);
   const input = new net.Socket({ fd: 3, readable: true, writable: false });

@@ -20,7 +20,7 @@ the pool closes fd 3, or its process dies (SIGTERM), the program kills its own
 process group, so nothing a task started outlives it. Stdout and stderr are
 free for the program's own use. Standard library only; Python 3.7 or later.
 """
-import json, os, select, signal, struct, sys, traceback
+import json, os, select, signal, struct, sys, threading, traceback
 
 __all__ = ["task", "serve", "Cancelled", "recycle", "current_call", "Call"]
 
@@ -189,6 +189,14 @@ def _answer(cid, body):
                                  "traceback": "".join(traceback.format_exception(type(e), e, tb))}, call), b""
 
 
+def _watch_lifeline(fd):
+    os.set_inheritable(fd, False)
+    os.set_blocking(fd, True)
+    while os.read(fd, 1):
+        pass
+    _die()  # a thread of its own: heard while a task runs, as SIGTERM is on Linux
+
+
 def serve():
     """Say hello to the pool, then answer its calls one at a time. Never returns."""
     global _max_frame
@@ -199,7 +207,10 @@ def serve():
         os.set_blocking(fd, True)
         os.set_inheritable(fd, False)  # a task's children do not hold the pool's pipes
     sys.stdout.reconfigure(line_buffering=True)  # the pool logs lines as they come
-    signal.signal(signal.SIGTERM, lambda signum, frame: _die())
+    signal.signal(signal.SIGTERM, lambda signum, frame: _die())  # Linux: the pool's process died
+    lifeline = os.environ.get("OFFLOAD_WORKER_LIFELINE")  # elsewhere: EOF on it says so
+    if lifeline:
+        threading.Thread(target=_watch_lifeline, args=(int(lifeline),), daemon=True).start()
     signal.signal(signal.SIGINT, _on_sigint)
     hello = {"version": VERSION, "pid": os.getpid(), "tasks": sorted(_tasks)}
     _write_frame(_HELLO, 0, _to_json(hello).encode())

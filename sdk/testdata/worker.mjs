@@ -16,6 +16,7 @@ task("fail", () => {
 });
 
 task("sleep", async (inp, signal) => {
+  console.error("sleep: started");
   await sleepFor(inp.Seconds * 1000, undefined, { signal }); // rejects when the pool cancels
   return { Slept: true };
 });

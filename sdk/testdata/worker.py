@@ -25,6 +25,7 @@ def fail(inp):
 
 @task("sleep")
 def sleep(inp):
+    print("sleep: started", file=sys.stderr, flush=True)
     time.sleep(inp["Seconds"])  # Cancelled is raised in here
     return {"Slept": True}
 
