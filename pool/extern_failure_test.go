@@ -190,3 +190,47 @@ func TestProgramOptions(t *testing.T) {
 	got[1] = "changed too"
 	assert.Equal(t, "worker.py", p.Options().Subprocess.Command[1], "Options returns a copy")
 }
+
+// TestProgramWorkersAndLimits: MinWorkers warms the program's processes
+// before any call, SetWorkers grows and shrinks them, and an input over
+// MaxPayload fails before it is sent.
+func TestProgramWorkersAndLimits(t *testing.T) {
+	eachLanguage(t, func(t *testing.T, l language) {
+		started := make(chan pool.WorkerEvent, 8)
+		p := newProgramPool(t, l, pool.Options{Workers: 2, MinWorkers: 2,
+			OnWorkerEvent: func(ev pool.WorkerEvent) {
+				if ev.Kind == pool.WorkerStarted {
+					started <- ev
+				}
+			},
+			Subprocess: pool.SubprocessOptions{MaxPayload: 64 << 10}})
+		warm := map[int]bool{}
+		for range 2 {
+			select {
+			case ev := <-started:
+				assert.NotZero(t, ev.PID)
+				assert.Positive(t, ev.Took)
+				warm[ev.Worker] = true
+			case <-testkit.Ctx(t).Done():
+				t.Fatal("MinWorkers started no program process")
+			}
+		}
+		assert.Len(t, warm, 2, "one process per worker, before any call")
+		assert.Zero(t, p.Stats().Completed)
+
+		_, err := pool.Run(testkit.Ctx(t), p, xBlob, blobIn{Image: make([]byte, 65<<10)})
+		require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
+		out, err := pool.Run(testkit.Ctx(t), p, xBlob, blobIn{Image: make([]byte, 60<<10)})
+		require.NoError(t, err)
+		assert.Equal(t, 60<<10, out.Size)
+
+		require.NoError(t, p.SetWorkers(3))
+		require.NoError(t, p.SetWorkers(1))
+		for i := range 4 {
+			out, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{N: i})
+			require.NoError(t, err)
+			assert.Equal(t, i, out.N)
+		}
+		assert.Zero(t, p.Stats().Crashed)
+	})
+}
