@@ -57,18 +57,23 @@ func (s *nodeServer) programOutput(msg []byte, out any) []byte {
 	return kindOf(body, answerKind(outcome.Result))
 }
 
-// fitRaised is the body of an exception's answer: its JSON, the
-// traceback and then the message cut to fit the connection's maximum
-// payload.
+// fitRaised is the body of an exception's answer: its JSON (see
+// outcome.Raised), the message and traceback cut to fit the connection's
+// maximum payload.
 func (s *nodeServer) fitRaised(re *pool.RemoteError) []byte {
-	o := outcome.Raise(re.Type, re.Message, re.Traceback)
-	limit := s.bodyLimit()
-	if len(o.Body) <= limit {
-		return o.Body
+	return fitRaised(re.Type, re.Message, re.Traceback, s.bodyLimit())
+}
+
+// fitRaised is the JSON of an exception of type typ with message and
+// traceback, in at most limit bytes if it can be: the traceback is cut
+// first, then the message, each saying so; typ is kept whole.
+func fitRaised(typ, message, traceback string, limit int) []byte {
+	body := outcome.Raise(typ, message, traceback).Body
+	for room := limit; len(body) > limit && room > 0; room /= 2 {
+		// JSON escapes can make a text longer: cut until it fits.
+		m := cut([]byte(message), room/4)
+		tb := cut([]byte(traceback), room/2)
+		body = outcome.Raise(typ, string(m), string(tb)).Body
 	}
-	// JSON escapes can grow a text up to sixfold: cut to a sixth.
-	room := max(limit/6-len(re.Type)-64, 0)
-	message := string(cut([]byte(re.Message), room/2))
-	traceback := string(cut([]byte(re.Traceback), room-len(message)))
-	return outcome.Raise(re.Type, message, traceback).Body
+	return body
 }

@@ -38,7 +38,10 @@ import (
 // Every task registered in the binary (pool.Register at package level) is
 // served; a call for a task the node lacks, or whose In or Out type
 // differs from the submitter's (another build), is refused and never
-// runs. Any number of nodes may serve one pool; each has a unique ID (see
+// runs. A node whose o.Local has a Subprocess.Command serves instead the
+// tasks its program's hello lists (pool.Extern's; see "Tasks of other
+// programs" in the package doc): Serve first starts the program to hear
+// them, and returns the error if it does not start. Any number of nodes may serve one pool; each has a unique ID (see
 // ServeOptions.Name). Serve may run more than once at a time, on one
 // connection or several: each is a node of its own.
 //

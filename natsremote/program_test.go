@@ -183,3 +183,49 @@ func TestProgramNodeThatCannotStart(t *testing.T) {
 	require.ErrorIs(t, err, pool.ErrWorkerStartFailed)
 	assert.Contains(t, err.Error(), "/nonexistent/offload-worker")
 }
+
+type (
+	progCode  struct{ Code int }
+	progAlloc struct {
+		MiB     int
+		Seconds float64
+	}
+)
+
+var (
+	xExit  = pool.Extern[progCode, progNone]("exit")
+	xAlloc = pool.Extern[progAlloc, progNone]("alloc")
+)
+
+// A program that dies under a call on a node, or that allocates past the
+// node's MemoryLimit, fails that call only, with ErrWorkerCrashed and the
+// node's account (the exit status, the tail of its stderr); the node
+// serves on with a new process.
+func TestProgramNodeWorkerFailures(t *testing.T) {
+	t.Parallel()
+	testkit.SkipOffLinux(t, "MemoryLimit")
+	l := programLanguages[0]
+	s := startServer(t, embedded.Options{})
+	o := programNodeOptions(t, l, "program-failures", 1)
+	o.Name = "n1"
+	o.Local.Subprocess.MemoryLimit = 100 << 20
+	serve(t, s, o)
+	p := remotePool(t, connect(t, s), "program-failures", pool.Options{Workers: 1})
+	waitNodes(t, p, 1)
+	ctx := testCtx(t)
+
+	_, err := pool.Run(ctx, p, xExit, progCode{Code: 3})
+	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+	assert.Contains(t, err.Error(), "on node n1-")
+	assert.Contains(t, err.Error(), "status 3")
+	assert.Contains(t, err.Error(), "dying now")
+
+	_, err = pool.Run(ctx, p, xAlloc, progAlloc{MiB: 250, Seconds: 60})
+	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+	assert.Contains(t, err.Error(), "memory limit")
+	t.Logf("memory: %v", err)
+
+	out, err := pool.Run(ctx, p, xEcho, progEcho{Text: "still serving"})
+	require.NoError(t, err)
+	assert.Equal(t, "still serving", out.Text)
+}
