@@ -28,13 +28,16 @@ type programTasks struct {
 const probeID = 0
 
 // heard records the tasks of a worker's hello, the latest one heard.
-func (sp *ProcessCarrier) heard(set map[string]struct{}) {
+func (sp *ProcessCarrier) heard(set map[string]struct{}) { sp.served.Store(tasksOf(set)) }
+
+// tasksOf is the task list of a hello that named set.
+func tasksOf(set map[string]struct{}) *programTasks {
 	names := make([]string, 0, len(set))
 	for n := range set {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	sp.served.Store(&programTasks{names: names, set: set})
+	return &programTasks{names: names, set: set}
 }
 
 // Serves reports whether the latest hello heard listed task.
@@ -76,9 +79,7 @@ func (sp *ProcessCarrier) Tasks(ctx context.Context) ([]string, error) {
 	for _, n := range p.Hello().Tasks {
 		set[n] = struct{}{}
 	}
-	if sp.served.Load() == nil { // a worker's hello, heard meanwhile, is newer
-		sp.heard(set)
-	}
+	sp.served.CompareAndSwap(nil, tasksOf(set)) // a worker's hello, heard meanwhile, is newer
 	return slices.Clone(sp.served.Load().names), nil
 }
 
