@@ -224,7 +224,9 @@ type SubprocessOptions struct {
 	// kills its process group; MemoryLimit counts the program and what it
 	// starts), but GOMAXPROCS, which New refuses with a Command. The
 	// program's stdout and stderr are logged line by line, and the tail
-	// of its stderr is in the error of a call it died under.
+	// of its stderr is in the error of a call it died under. As a worker
+	// node's pool (package natsremote), it serves the program's tasks to
+	// Remote pools. ProgramTasks lists them.
 	Command []string
 	// Dir is the Command's working directory; "" means the pool's. Only
 	// with a Command.
