@@ -229,3 +229,53 @@ func TestProgramNodeWorkerFailures(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "still serving", out.Text)
 }
+
+// passTracer carries the traceparent a ctx holds (see withTraceparent)
+// into calls, and back into a task's ctx; it makes no spans.
+type passTracer struct{}
+
+type traceparentKey struct{}
+
+func withTraceparent(ctx context.Context, tp string) context.Context {
+	return context.WithValue(ctx, traceparentKey{}, tp)
+}
+
+func (passTracer) StartTask(ctx context.Context, _ pool.TaskInfo) (context.Context, pool.TaskSpan) {
+	return ctx, noSpan{}
+}
+
+func (passTracer) Inject(ctx context.Context, carrier map[string]string) {
+	if tp, ok := ctx.Value(traceparentKey{}).(string); ok {
+		carrier["traceparent"] = tp
+	}
+}
+
+func (passTracer) Extract(ctx context.Context, carrier map[string]string) context.Context {
+	return withTraceparent(ctx, carrier["traceparent"])
+}
+
+type noSpan struct{}
+
+func (noSpan) Dequeued(time.Duration) {}
+func (noSpan) End(error)              {}
+
+type progTrace struct{ Trace map[string]string }
+
+var xTrace = pool.Extern[progNone, progTrace]("trace")
+
+// The caller's trace context reaches the program through a node whose
+// pool has a Tracer: the node continues the trace, and its pool sends it
+// on in the program's call.
+func TestProgramNodeCarriesTheTrace(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	o := programNodeOptions(t, programLanguages[0], "program-trace", 1)
+	o.Local.Tracer = passTracer{}
+	serve(t, s, o)
+	p := remotePool(t, connect(t, s), "program-trace", pool.Options{Workers: 1, Tracer: passTracer{}})
+	waitNodes(t, p, 1)
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	out, err := pool.Run(withTraceparent(testCtx(t), tp), p, xTrace, progNone{})
+	require.NoError(t, err)
+	assert.Equal(t, tp, out.Trace["traceparent"])
+}
