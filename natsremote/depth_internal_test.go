@@ -53,7 +53,7 @@ func TestDeepAnswerFailsItsCall(t *testing.T) {
 	s, _ := bind(t, nc, "deep-answer")
 	waitKnown(t, s, 1)
 	for _, moves := range []bool{true, false} {
-		payload, err := s.Encode("nri.double", nil, 1, false)
+		payload, err := s.Encode("nri.double", nil, 1, seam.Msgpack)
 		require.NoError(t, err)
 		var out any
 		m := &seam.Call{Task: "nri.double", Payload: payload, Out: &out, OutMoves: moves, Handover: &seam.Handover{}}

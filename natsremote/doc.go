@@ -132,6 +132,45 @@
 // delivered in order, from a goroutine of the transport's own, never under
 // its lock: a hook may call back into the pool.
 //
+// # Tasks of other programs
+//
+// A node whose ServeOptions.Local is a Subprocess pool with a Command —
+// workers that are a program of another language, such as a Python
+// script — serves that program's tasks (pool.Extern) to Remote pools, so
+// that the same workers scale across machines:
+//
+//	err := natsremote.Serve(ctx, nc, natsremote.ServeOptions{
+//		Pool: "thumbs",
+//		Local: pool.Options{Workers: 4, Isolation: pool.Subprocess,
+//			Subprocess: pool.SubprocessOptions{Command: []string{"python3", "worker.py"}}},
+//	})
+//
+// Such a node works as follows.
+//
+//   - Serve first hears the program's hello (pool.Pool.ProgramTasks; it
+//     returns the error if the program does not start), and serves the
+//     names the hello of the program's latest started worker lists,
+//     whatever the node's binary registers or declares. A node of a
+//     program refuses Go tasks, and a node of Go workers refuses a
+//     program's tasks, as a node refuses a task it lacks: so Go nodes and
+//     program nodes can serve one pool, each call going to a node of its
+//     kind.
+//   - An Extern task's input and output cross as JSON, with its
+//     `offload:"blob"` field's bytes raw beside it, on both hops: the node
+//     passes them to its program and back as they came, undecoded, and
+//     needs no Go type of the task. No fingerprint travels, since the node
+//     has none to compare: the program's hello is what the node checks the
+//     name against, and an output whose JSON does not fit the caller's Out
+//     fails the call with an error naming the task.
+//   - An exception the program raises reaches the caller as a
+//     *pool.RemoteError with its Type, Message and Traceback (cut to fit
+//     the connection's maximum payload, saying so).
+//   - Everything else holds as for Go tasks on a Subprocess node: the
+//     cancel (the program is asked to stop the task, and killed after
+//     TerminateGrace), MemoryLimit and a crash (pool.ErrWorkerCrashed,
+//     with the exit status and the tail of its stderr), "full", the
+//     heartbeat and ErrNodeLost.
+//
 // # Trust
 //
 // A call carries a random token, sent only on the subject of the node it
@@ -164,7 +203,8 @@
 // call sent and each ping, in hex. A node answers each call and each
 // ping once, on its reply subject (a call cancelled with a bare "ended").
 // Messages are a fixed binary header (see wire.go) and the codec's
-// msgpack. A peer of another version is refused ("unknown", which sends
+// msgpack, or for a program's task its JSON and blob (wire_program.go). A
+// peer of another version is refused ("unknown", which sends
 // a call elsewhere); within a version, a submitter fails a call whose
 // answer is of a kind it does not know with an error, and sends it
 // nowhere else: a node newer than its submitter, answering with a kind

@@ -32,6 +32,9 @@ type nodeCall struct {
 	// answer went out before that (its ctx ended before its task
 	// returned), with free slots that did not count its own.
 	freed, answeredEarly bool
+	// program: the task is a program's (kindProgramCall), whose output
+	// goes back as a program value.
+	program bool
 }
 
 // onMessage takes the messages on the node's subject, in the order the
@@ -46,7 +49,7 @@ func (s *nodeServer) onMessage(msg *nats.Msg) {
 		return
 	}
 	switch h.kind {
-	case kindCall:
+	case kindCall, kindProgramCall:
 		if msg.Reply != "" {
 			s.onCall(msg.Reply, h, body)
 		}
@@ -73,14 +76,15 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 		s.answer(reply, h, nil, kindLate) // its submitter may have given up on us: never start it
 		return
 	}
-	e, ok := registry.Lookup(head.task)
-	switch {
-	case !ok:
-		s.answer(reply, h, fmt.Appendf(nil, "task %q is not registered on node %s", head.task, s.id), answerKind(outcome.Unknown))
-		return
-	case e.Fingerprint != head.fingerprint:
-		s.answer(reply, h, fmt.Appendf(nil,
-			"node %s has another version of task %q: its input or output type differs (another build)", s.id, head.task), answerKind(outcome.Unknown))
+	program := h.kind == kindProgramCall
+	var submit submitFunc
+	if program {
+		submit, err = s.programSubmit(head.task, input)
+	} else {
+		submit, err = s.goSubmit(head, input)
+	}
+	if err != nil {
+		s.answer(reply, h, []byte(err.Error()), answerKind(outcome.Unknown))
 		return
 	}
 	s.mu.Lock()
@@ -96,12 +100,12 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	}
 	s.running.Add(1)
 	s.mu.Unlock()
-	c := &nodeCall{id: h.id, token: h.token, reply: reply}
+	c := &nodeCall{id: h.id, token: h.token, reply: reply, program: program}
 	c.ctx, c.end = callContext(h.arg)
 	ctx, err := s.traced(c.ctx, head.trace)
 	var wait func() (any, error)
 	if err == nil {
-		wait, err = e.Submit(ctx, s.local, func(in any) error { return decodeInput(head.task, input, in) }, func() { s.slotFreed(c) })
+		wait, err = submit(ctx, func() { s.slotFreed(c) })
 	}
 	if err != nil {
 		s.refused(c, err)
@@ -113,6 +117,29 @@ func (s *nodeServer) onCall(reply string, h header, body []byte) {
 	c.watchdog = time.AfterFunc(3*max(heartbeat, minHeartbeat), func() { c.end(errSubmitterLost) })
 	s.mu.Unlock()
 	go s.finish(c, wait)
+}
+
+// submitFunc submits a call the node takes to its pool, with the task's
+// ctx, and returns a wait for its output; freed hears when its slot is
+// free again (see registry.Entry.Submit).
+type submitFunc func(ctx context.Context, freed func()) (wait func() (any, error), err error)
+
+// goSubmit is how a call to a Go task (head's) with input, msgpack, goes
+// to the node's pool; an error says why the node lacks the task: the
+// answer "unknown".
+func (s *nodeServer) goSubmit(head callHead, input []byte) (submitFunc, error) {
+	e, ok := registry.Lookup(head.task)
+	switch {
+	case s.program != "":
+		return nil, fmt.Errorf("node %s runs a program of another language (%s), which serves no Go task such as %q", s.id, s.program, head.task)
+	case !ok:
+		return nil, fmt.Errorf("task %q is not registered on node %s", head.task, s.id)
+	case e.Fingerprint != head.fingerprint:
+		return nil, fmt.Errorf("node %s has another version of task %q: its input or output type differs (another build)", s.id, head.task)
+	}
+	return func(ctx context.Context, freed func()) (func() (any, error), error) {
+		return e.Submit(ctx, s.local, func(in any) error { return decodeInput(head.task, input, in) }, freed)
+	}, nil
 }
 
 // traced returns ctx with the trace context a call carries, if the node
@@ -181,6 +208,10 @@ func (s *nodeServer) refused(c *nodeCall, err error) {
 	switch {
 	case errors.Is(err, pool.ErrQueueFull) || errors.Is(err, pool.ErrClosed):
 		s.answer(c.reply, h, nil, kindFull)
+	case errors.Is(err, pool.ErrUnknownTask):
+		// The node's pool lacks the task (a program that does not serve
+		// it): nothing ran, and the submitter tries another node.
+		s.answer(c.reply, h, s.fit(fmt.Appendf(nil, "node %s: %v", s.id, err)), answerKind(outcome.Unknown))
 	case c.ctx.Err() != nil:
 		s.answer(c.reply, h, []byte{causeCode(context.Cause(c.ctx))}, answerKind(outcome.Ended))
 	default:

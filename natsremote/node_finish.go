@@ -43,7 +43,10 @@ func (s *nodeServer) finish(c *nodeCall, wait func() (any, error)) {
 // output's Buffers are copied into it and released.
 func (s *nodeServer) finalAnswer(c *nodeCall, out any, err error) []byte {
 	msg := appendHeader(nil, header{})
-	if err == nil {
+	switch {
+	case err == nil && c.program:
+		return s.programOutput(msg, out)
+	case err == nil:
 		return s.output(msg, out)
 	}
 	o := s.failed(c, err)
@@ -64,8 +67,14 @@ func (s *nodeServer) failed(c *nodeCall, err error) outcome.Outcome {
 		return outcome.Of(outcome.Ended, []byte{causeCode(context.Cause(c.ctx))})
 	case errors.As(err, &pe):
 		return outcome.Of(outcome.Panic, s.fitPanic(pe))
+	case errors.As(err, &re) && re.Type != "":
+		return outcome.Of(outcome.Raised, s.fitRaised(re)) // a program's exception
 	case errors.As(err, &re):
 		return outcome.Of(outcome.Error, s.fit([]byte(re.Message)))
+	case c.program && errors.Is(err, pool.ErrUnknownTask):
+		// The program did not serve it after all (its hello changed, or
+		// it answered "unknown"): nothing ran.
+		return outcome.Of(outcome.Unknown, s.fit(fmt.Appendf(nil, "node %s: %v", s.id, err)))
 	}
 	o := outcome.OfError(err)
 	if o.Kind == outcome.Lost {

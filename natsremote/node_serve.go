@@ -38,7 +38,10 @@ import (
 // Every task registered in the binary (pool.Register at package level) is
 // served; a call for a task the node lacks, or whose In or Out type
 // differs from the submitter's (another build), is refused and never
-// runs. Any number of nodes may serve one pool; each has a unique ID (see
+// runs. A node whose o.Local has a Subprocess.Command serves instead the
+// tasks its program's hello lists (pool.Extern's; see "Tasks of other
+// programs" in the package doc): Serve first starts the program to hear
+// them, and returns the error if it does not start. Any number of nodes may serve one pool; each has a unique ID (see
 // ServeOptions.Name). Serve may run more than once at a time, on one
 // connection or several: each is a node of its own.
 //
@@ -56,15 +59,26 @@ func Serve(ctx context.Context, nc *nats.Conn, o ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("natsremote: the node's pool: %w", err)
 	}
+	program := programOf(local.Options())
+	var tasks []string
+	if program != "" {
+		if tasks, err = local.ProgramTasks(ctx); err != nil {
+			_ = local.Close()
+			_ = local.Shutdown(context.Background()) // its workers' exit
+			return fmt.Errorf("natsremote: the node's pool: %w", err)
+		}
+	}
 	name, suffix := nodeName(o.Name)
 	s := &nodeServer{
-		nc:     nc,
-		o:      o,
-		name:   name,
-		suffix: suffix,
-		id:     name + "-" + suffix,
-		local:  local,
-		calls:  map[uint64]*nodeCall{},
+		nc:      nc,
+		o:       o,
+		name:    name,
+		suffix:  suffix,
+		id:      name + "-" + suffix,
+		local:   local,
+		program: program,
+		tasks:   tasks,
+		calls:   map[uint64]*nodeCall{},
 
 		pongedTo: map[string]bool{},
 	}
@@ -79,6 +93,10 @@ type nodeServer struct {
 	name, suffix string
 	id           string // name-suffix
 	local        *pool.Pool
+	// program is the command line of the program local runs, "" for Go
+	// workers; tasks, the tasks its hello listed as the node started.
+	program string
+	tasks   []string
 
 	mu    sync.Mutex
 	calls map[uint64]*nodeCall // by token
@@ -123,7 +141,11 @@ func (s *nodeServer) serve(ctx context.Context) error {
 		s.running.Wait()
 		return fmt.Errorf("natsremote: node %s: %w", s.id, err)
 	}
-	s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers)
+	if s.program != "" {
+		s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers, "program", s.program, "tasks", s.tasks)
+	} else {
+		s.o.Logger.Info("natsremote: serving", "pool", s.o.Pool, "node", s.id, "workers", s.local.Options().Workers)
+	}
 	err = s.advertiseUntil(ctx)
 	_ = discover.Unsubscribe()
 	s.leave(err == nil)

@@ -66,7 +66,9 @@ type ServeOptions struct {
 	// MaxQueue must be 0 or pool.NoQueue (it is set to NoQueue); a full
 	// node answers "full" and the submitter tries another. Isolation
 	// Subprocess keeps hard kill, MemoryLimit and crash isolation on the
-	// node; Remote is refused.
+	// node, and with a Subprocess.Command makes the node serve that
+	// program's tasks instead of Go's (see the package doc); Remote is
+	// refused.
 	Local pool.Options
 	// Heartbeat is how often the node advertises its free slots. 0 means
 	// DefaultHeartbeat; at least 10 ms.

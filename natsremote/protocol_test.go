@@ -216,7 +216,7 @@ func exchange(ctx context.Context, s *submitter, task string, in int) (int, erro
 // exchangeCall is exchange that also returns the call, for its
 // hand-over's state.
 func exchangeCall(ctx context.Context, s *submitter, task string, in int, out *int) (*seam.Call, error) {
-	payload, err := s.Encode(task, nil, in, false)
+	payload, err := s.Encode(task, nil, in, seam.Msgpack)
 	if err != nil {
 		return nil, err
 	}

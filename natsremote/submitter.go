@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/offloadgo/offload/internal/blobjson"
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/seam"
@@ -151,10 +152,12 @@ func (s *submitter) token() uint64 {
 
 // Encode returns the whole body of the call message: the header and the
 // start bound (written at send time), the call's head and the input's
-// msgpack. Buffers in the input are copied into it (see package
+// msgpack, or for a program's task (form JSON) the input as a program
+// value (wire_program.go), with no fingerprint: the node has no Go types
+// to compare. Buffers in the input are copied into it (see package
 // transfer). An input over the connection's maximum payload fails with
 // ErrPayloadTooLarge, before admission.
-func (s *submitter) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
+func (s *submitter) Encode(task string, trace []byte, in any, form seam.Form) ([]byte, error) {
 	e, ok := registry.Lookup(task)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", seam.ErrUnknownTask, task)
@@ -165,11 +168,14 @@ func (s *submitter) Encode(task string, trace []byte, in any, moves bool) ([]byt
 	case len(trace) > maxTraceLen:
 		return nil, fmt.Errorf("%w: the trace context of task %q is %d bytes, over %d", seam.ErrPayloadTooLarge, task, len(trace), maxTraceLen)
 	}
+	if form == seam.JSON {
+		return s.encodeProgram(task, trace, in)
+	}
 	head := appendHeader(s.bodies.Get(headerLen+32+len(trace)+len(task)+s.sizes.Guess(task, in)), header{kind: kindCall})
 	head = appendCallHead(head, callHead{heartbeat: uint64(s.o.Heartbeat), fingerprint: e.Fingerprint, trace: trace, task: task})
 	buf := bytes.NewBuffer(head)
 	var err error
-	if moves {
+	if form == seam.Moves {
 		_, err = codec.PeerEncodeInto(buf, shmbuf.CopyPeer{}, in)
 	} else {
 		err = codec.MarshalInto(buf, in)
@@ -178,13 +184,40 @@ func (s *submitter) Encode(task string, trace []byte, in any, moves bool) ([]byt
 		s.bodies.Recycle(buf.Bytes())
 		return nil, fmt.Errorf("pool: encode input of task %q: %w", task, err)
 	}
-	if limit := s.nc.MaxPayload(); int64(buf.Len()) > limit {
+	if err := s.checkPayload(task, buf.Len()); err != nil {
 		s.bodies.Recycle(buf.Bytes())
-		return nil, fmt.Errorf("%w: input of task %q is %d bytes with its header, over the NATS connection's maximum payload %d",
-			seam.ErrPayloadTooLarge, task, buf.Len(), limit)
+		return nil, err
 	}
 	s.sizes.Record(task, buf.Len()-len(head))
 	return buf.Bytes(), nil
+}
+
+// encodeProgram is Encode for a program's task: its input as JSON and its
+// blob (internal/blobjson), with no fingerprint.
+func (s *submitter) encodeProgram(task string, trace []byte, in any) ([]byte, error) {
+	js, field, blob, err := blobjson.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("pool: encode input of task %q as JSON: %w", task, err)
+	}
+	v := blobjson.Raw{JSON: js, Field: field, Blob: blob}
+	head := appendHeader(s.bodies.Get(headerLen+32+len(trace)+len(task)+programValueLen(v)), header{kind: kindProgramCall})
+	head = appendCallHead(head, callHead{heartbeat: uint64(s.o.Heartbeat), trace: trace, task: task})
+	body := appendProgramValue(head, v)
+	if err := s.checkPayload(task, len(body)); err != nil {
+		s.bodies.Recycle(body)
+		return nil, err
+	}
+	return body, nil
+}
+
+// checkPayload fails a call of n bytes over the connection's maximum
+// payload.
+func (s *submitter) checkPayload(task string, n int) error {
+	if limit := s.nc.MaxPayload(); int64(n) > limit {
+		return fmt.Errorf("%w: input of task %q is %d bytes with its header, over the NATS connection's maximum payload %d",
+			seam.ErrPayloadTooLarge, task, n, limit)
+	}
+	return nil
 }
 
 // stamp writes a call's header and start bound into its payload, made by

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/blobjson"
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/seam"
@@ -96,7 +97,11 @@ func (r *runner) send(ctx context.Context, m *seam.Call, p *pending) (sent bool,
 		m.Start.Started()
 	}
 	r.at.Store(p.node)
-	stamp(m.Payload, header{kind: kindCall, id: p.id, arg: deadline(m.Deadline), token: p.token}, p.startBy)
+	kind := kindCall
+	if m.JSON {
+		kind = kindProgramCall
+	}
+	stamp(m.Payload, header{kind: kind, id: p.id, arg: deadline(m.Deadline), token: p.token}, p.startBy)
 	if err := r.s.nc.PublishRequest(p.node.subject, r.s.replyToCall(p), m.Payload); err != nil {
 		r.s.forget(p)
 		if !m.Handover.Unsend() {
@@ -207,6 +212,9 @@ func (s *submitter) read(m *seam.Call, node string, a answer) error {
 	case 0:
 		return fmt.Errorf("natsremote: node %s sent an answer of unknown kind %d for task %q", node, a.kind, m.Task)
 	case outcome.Result:
+		if m.JSON {
+			return decodeProgramOutput(m, a.body)
+		}
 		var err error
 		if m.OutMoves {
 			err = codec.PeerUnmarshal(shmbuf.CopyPeer{}, a.body, m.Out)
@@ -219,4 +227,17 @@ func (s *submitter) read(m *seam.Call, node string, a answer) error {
 		return nil
 	}
 	return outcome.Of(k, a.body).Err(outcome.Where{Task: m.Task, Node: node, Cause: causeOf})
+}
+
+// decodeProgramOutput decodes a program's output, a program value, into
+// m.Out: its blob is body's bytes, not a copy.
+func decodeProgramOutput(m *seam.Call, body []byte) error {
+	v, err := parseProgramValue(body)
+	if err == nil {
+		err = blobjson.Unmarshal(v.JSON, v.Field, v.Blob, m.Out)
+	}
+	if err != nil {
+		return fmt.Errorf("pool: decode output of task %q from JSON: %w", m.Task, err)
+	}
+	return nil
 }

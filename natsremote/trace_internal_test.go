@@ -88,7 +88,7 @@ func TestSubmitterSendsTraceContext(t *testing.T) {
 	s, _ := bind(t, conn(t), "encode")
 	carrier := codec.AppendCarrier(nil, map[string]string{"traceparent": "tp", "baggage": "k=v"})
 	for _, trace := range [][]byte{nil, carrier} {
-		payload, err := s.Encode("nri.double", trace, 21, false)
+		payload, err := s.Encode("nri.double", trace, 21, seam.Msgpack)
 		require.NoError(t, err)
 		_, body, err := parseHeader(payload)
 		require.NoError(t, err)
@@ -100,7 +100,7 @@ func TestSubmitterSendsTraceContext(t *testing.T) {
 		require.NoError(t, msgpack.Unmarshal(input, &n))
 		assert.Equal(t, 21, n)
 	}
-	_, err := s.Encode("nri.double", make([]byte, maxTraceLen+1), 21, false)
+	_, err := s.Encode("nri.double", make([]byte, maxTraceLen+1), 21, seam.Msgpack)
 	require.ErrorIs(t, err, seam.ErrPayloadTooLarge)
 }
 

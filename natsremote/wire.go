@@ -37,7 +37,10 @@ import (
 // version: a submitter that lacks a kind fails that one call with an
 // error (see read) and never sends it again, and a node that lacks
 // kindNotStarted answers "crashed" for a worker that did not start
-// (ErrWorkerCrashed, saying so).
+// (ErrWorkerCrashed, saying so). A new call kind keeps it too: a node
+// that lacks kindProgramCall ignores the call, which never runs, and its
+// next pong names it missing, so that the call fails with ErrNodeLost
+// (only pools that run Extern tasks send one).
 const (
 	protoVersion = 2
 	headerLen    = 1 + 1 + 8 + 8 + 8
@@ -56,6 +59,11 @@ const (
 	// waits for the calls listed: the body is (ID u64, token u64) pairs.
 	// arg: the submitter's heartbeat (ns).
 	kindPing
+	// kindProgramCall runs a task of a program of another language
+	// (pool.Extern). arg: the deadline, as kindCall's. Body: callHead,
+	// its fingerprint 0, then the input as a program value (see
+	// wire_program.go); its result's body is the output so.
+	kindProgramCall
 )
 
 // Node to submitter, on the reply subject. Every answer's arg is the
@@ -100,6 +108,9 @@ const (
 	// start (pool.ErrWorkerStartFailed); the call never ran. Body: the
 	// node pool's account of the failed start.
 	kindNotStarted
+	// kindRaised: a program's task raised an exception. Body: the JSON
+	// object {"type", "message", "traceback"}, as outcome.Raised has it.
+	kindRaised
 )
 
 // answerKinds puts each outcome of a call on this wire: the kind of the
@@ -117,6 +128,7 @@ var answerKinds = outcome.Wire{
 	kindEnded:      outcome.Ended,
 	kindLost:       outcome.Lost,
 	kindNotStarted: outcome.NotStarted,
+	kindRaised:     outcome.Raised,
 }
 
 // answerKind is k's kind on the wire. Every outcome has one; the zero

@@ -2,11 +2,15 @@ package natsremote
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/blobjson"
 )
 
 func TestWireRoundTrips(t *testing.T) {
@@ -122,4 +126,48 @@ func FuzzParseMessage(f *testing.F) {
 			require.LessOrEqual(t, a.free, maxSlots)
 		}
 	})
+}
+
+// A program value crosses as it is; one that does not parse is refused,
+// and no length in it is trusted past the body.
+func TestProgramValueRoundTrips(t *testing.T) {
+	t.Parallel()
+	v := blobjson.Raw{JSON: []byte(`{"Width":3,"Image":null}`), Field: "Image", Blob: []byte{0, 1, 0xff}}
+	got, err := parseProgramValue(appendProgramValue([]byte{}, v))
+	require.NoError(t, err)
+	assert.Equal(t, v, got)
+	assert.LessOrEqual(t, len(appendProgramValue(nil, v)), programValueLen(v))
+
+	got, err = parseProgramValue(appendProgramValue(nil, blobjson.Raw{JSON: []byte("null")}))
+	require.NoError(t, err)
+	assert.Equal(t, blobjson.Raw{JSON: []byte("null"), Blob: []byte{}}, got)
+
+	for name, body := range map[string][]byte{
+		"empty":           nil,
+		"JSON past end":   {10, '{', '}'},
+		"no JSON":         {0, 0},
+		"no field length": {2, '{', '}'},
+		"field past end":  {2, '{', '}', 5, 'a'},
+		"field too long":  append([]byte{2, '{', '}', 0x81, 0x10}, make([]byte, 2049)...),
+	} {
+		_, err := parseProgramValue(body)
+		assert.ErrorIs(t, err, errCorrupt, name)
+	}
+}
+
+// An exception's account is cut to fit an answer, and stays JSON with its
+// type whole.
+func TestRaisedIsCutToFit(t *testing.T) {
+	t.Parallel()
+	body := fitRaised("ValueError", "short", "tb", 1000)
+	assert.JSONEq(t, `{"type":"ValueError","message":"short","traceback":"tb"}`, string(body), "one that fits is whole")
+	message, traceback := strings.Repeat("m", 5000), strings.Repeat("<", 50000) // < is escaped: six bytes in JSON
+	for _, limit := range []int{4096, 1000, 200} {
+		body := fitRaised("ValueError", message, traceback, limit)
+		assert.LessOrEqual(t, len(body), limit)
+		var e struct{ Type, Message, Traceback string }
+		require.NoError(t, json.Unmarshal(body, &e))
+		assert.Equal(t, "ValueError", e.Type)
+		assert.Contains(t, e.Traceback, " [truncated", "limit %d: the cut says so", limit)
+	}
 }

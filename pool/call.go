@@ -163,7 +163,7 @@ func readSubmission(ctx context.Context, registered, watched bool) (callerEnd, e
 func (c *call[In, Out]) prepare(tr seam.Carrier, stop context.Context) (err error) {
 	parent := context.Background()
 	if tr != nil {
-		if c.payload, err = tr.Encode(c.def.name, c.trace, c.in, c.def.holdsIn); err != nil {
+		if c.payload, err = tr.Encode(c.def.name, c.trace, c.in, c.def.inForm()); err != nil {
 			return err
 		}
 		if c.end.done == nil {

@@ -34,7 +34,7 @@ func (c *call[In, Out]) run(r seam.Runner, scratch *seam.Call) outcome {
 // the output escapes to the heap only here.)
 func (c *call[In, Out]) runThere(r seam.Runner, m *seam.Call) outcome {
 	var out Out
-	*m = seam.Call{Task: c.def.name, Payload: c.payload, Trace: c.trace, Out: &out, OutMoves: c.def.holdsOut, Handover: &c.handover,
+	*m = seam.Call{Task: c.def.name, Payload: c.payload, Trace: c.trace, Out: &out, OutMoves: c.def.holdsOut, JSON: c.def.extern, Handover: &c.handover,
 		Start: m.Start, MaxWait: m.MaxWait, Queued: m.Queued, Deadline: c.end.deadline}
 	if c.def.holdsIn {
 		m.In, m.Retake = c.in, c

@@ -17,18 +17,27 @@ import (
 // and PROTOCOL.md, what any program must speak). Extern shares Register's
 // names: a name declared by both panics. Call it at package level.
 //
-// On any other pool — InProcess, a Subprocess pool of this binary, a
-// Remote pool — Run and Submit fail at once with an error matching
-// ErrUnknownTask, and nothing runs; and a Go task (Register) fails so on
-// a pool with a Command.
+// A Remote pool runs it on the worker nodes whose own pool is such a
+// Subprocess pool (see package natsremote): a node serves the names its
+// program's hello lists, whatever its binary declares, and passes the
+// JSON and the blob on to the program and back undecoded. No fingerprint
+// of In and Out crosses, since the node has no Go types to compare: an
+// output whose JSON does not fit Out fails the call with an error naming
+// the task, as on a local pool of the program.
 //
-// In and Out cross as JSON, as encoding/json writes and reads them. One
-// []byte field of In or Out (a struct, or a pointer to one), tagged
-// `offload:"blob"`, travels as raw bytes beside the JSON, without base64:
-// the program finds those bytes in its input under that field's JSON
-// name, and returns bytes the same way. Extern panics if In or Out tags
-// more than one field, tags a field that is not []byte, or can hold a
-// *transfer.Buffer, which only Go workers take: those are programming
+// On an InProcess pool or a Subprocess pool of this binary, Run and
+// Submit fail at once with an error matching ErrUnknownTask, and nothing
+// runs; and a Go task (Register) fails so on a pool with a Command.
+//
+// In and Out cross as JSON, as encoding/json writes and reads them, on
+// every hop. One []byte field of In or Out (a struct, or a pointer to
+// one), tagged `offload:"blob"`, travels as raw bytes beside the JSON,
+// without base64: the program finds those bytes in its input under that
+// field's JSON name, and returns bytes the same way. An exception the
+// program raises reaches the caller as a *RemoteError with its Type,
+// Message and Traceback, from a node too. Extern panics if In or Out
+// tags more than one field, tags a field that is not []byte, or can hold
+// a *transfer.Buffer, which only Go workers take: those are programming
 // errors found at start-up.
 func Extern[In, Out any](name string) Task[In, Out] {
 	if name == "" {
@@ -49,6 +58,7 @@ func Extern[In, Out any](name string) Task[In, Out] {
 	}
 	t := Task[In, Out]{def: &taskDef[In, Out]{
 		name:   name,
+		extern: true,
 		unfit:  externUnfitness(name),
 		labels: prof.New(name, Subprocess.String()),
 	}}
@@ -60,16 +70,17 @@ func Extern[In, Out any](name string) Task[In, Out] {
 	return t
 }
 
-// externUnfitness refuses an Extern task everywhere but in a program.
+// externUnfitness refuses an Extern task where no program runs it: in
+// this binary's goroutines or processes. A Remote pool's nodes may run
+// one (each says whether it does).
 func externUnfitness(name string) unfitness {
 	var u unfitness
 	for pl, where := range map[placement]string{
 		inGoroutine: "an InProcess pool",
 		inProcess:   "a Subprocess pool of this binary (no Command)",
-		onNode:      "a Remote pool",
 	} {
 		u[pl] = fmt.Errorf("%w: task %q is declared with Extern: a program of another language serves it, "+
-			"on a Subprocess pool whose Command is that program, not on %s", ErrUnknownTask, name, where)
+			"on a Subprocess pool whose Command is that program (or a Remote pool's nodes of one), not on %s", ErrUnknownTask, name, where)
 	}
 	return u
 }

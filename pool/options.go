@@ -228,7 +228,8 @@ type SubprocessOptions struct {
 	// of its stderr is in the error of a call it died under. An
 	// interpreter's start takes tens to hundreds of milliseconds (python3
 	// importing its modules): set Options.MinWorkers so that no call waits
-	// for one.
+	// for one. As a worker node's pool (package natsremote), it serves the
+	// program's tasks to Remote pools. ProgramTasks lists them.
 	Command []string
 	// Dir is the Command's working directory; "" means the pool's. Only
 	// with a Command.

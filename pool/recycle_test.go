@@ -49,5 +49,5 @@ func (idleTransport) Bind(seam.Env) (seam.Carrier, error) { return idleCarrier{}
 
 type idleCarrier struct{}
 
-func (idleCarrier) Encode(string, []byte, any, bool) ([]byte, error) { return nil, nil }
-func (idleCarrier) NewRunner(int) seam.Runner                        { return nil }
+func (idleCarrier) Encode(string, []byte, any, seam.Form) ([]byte, error) { return nil, nil }
+func (idleCarrier) NewRunner(int) seam.Runner                             { return nil }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/offloadgo/offload/internal/prof"
 	"github.com/offloadgo/offload/internal/registry"
+	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/shmbuf"
 )
 
@@ -25,6 +26,9 @@ type taskDef[In, Out any] struct {
 	// holdsIn and holdsOut say whether In and Out can hold a
 	// *transfer.Buffer, worked out once here rather than per call.
 	holdsIn, holdsOut bool
+	// extern says a program of another language serves the task
+	// (Extern): its values cross as JSON.
+	extern bool
 	// unfit refuses the task on pools whose workers In and Out can't
 	// reach intact (see crossing.go).
 	unfit unfitness
@@ -85,6 +89,17 @@ func Register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	}
 	t.def.index = index
 	return t
+}
+
+// inForm is how the task's input crosses to a worker process or node.
+func (d *taskDef[In, Out]) inForm() seam.Form {
+	switch {
+	case d.extern:
+		return seam.JSON
+	case d.holdsIn:
+		return seam.Moves
+	}
+	return seam.Msgpack
 }
 
 // submitAny is Submit for a caller that knows the task only by name and

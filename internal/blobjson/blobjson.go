@@ -92,9 +92,24 @@ func cached(t reflect.Type) (*Field, error) {
 	return f, nil
 }
 
+// Raw is a value as it crosses, left undecoded: its JSON, and the name
+// and bytes of its blob field ("" and none without one). Marshal returns
+// a Raw's parts as they are, and Unmarshal into a *Raw keeps them so: a
+// worker node passes a program's inputs and outputs on without the Go
+// types they were made from.
+type Raw struct {
+	JSON  []byte
+	Field string
+	Blob  []byte
+}
+
 // Marshal returns v's JSON and, if v's type has a blob field, that
-// field's name and bytes; the JSON has null in its place.
+// field's name and bytes; the JSON has null in its place. A Raw is
+// returned as it is.
 func Marshal(v any) (js []byte, field string, blob []byte, err error) {
+	if r, ok := v.(Raw); ok {
+		return r.JSON, r.Field, r.Blob, nil
+	}
 	if v == nil {
 		js, err = json.Marshal(v)
 		return js, "", nil, err
@@ -126,8 +141,13 @@ func Marshal(v any) (js []byte, field string, blob []byte, err error) {
 // Unmarshal decodes js into the value out points to and puts blob into
 // its blob field, which field names; with field "" there is no blob. A
 // blob for a type without a blob field, or under another name, is an
-// error: bytes would be lost.
+// error: bytes would be lost. Into a *Raw, the parts are kept as they
+// are, not copied.
 func Unmarshal(js []byte, field string, blob []byte, out any) error {
+	if r, ok := out.(*Raw); ok {
+		*r = Raw{JSON: js, Field: field, Blob: blob}
+		return nil
+	}
 	if err := json.Unmarshal(js, out); err != nil {
 		return err
 	}

@@ -100,3 +100,23 @@ func TestBlobWithoutItsField(t *testing.T) {
 	}{})
 	assert.Error(t, err)
 }
+
+// A Raw passes through both ways as it is: what a worker node does with
+// a program's values, whose Go types it lacks.
+func TestRawPassesThrough(t *testing.T) {
+	js, field, blob, err := Marshal(image{Width: 3, Data: []byte{9, 8}})
+	require.NoError(t, err)
+	var r Raw
+	require.NoError(t, Unmarshal(js, field, blob, &r))
+	assert.Equal(t, Raw{JSON: js, Field: "data", Blob: []byte{9, 8}}, r)
+
+	js2, field2, blob2, err := Marshal(r)
+	require.NoError(t, err)
+	assert.Equal(t, string(js), string(js2))
+	assert.Equal(t, "data", field2)
+	assert.Equal(t, []byte{9, 8}, blob2)
+
+	var out image
+	require.NoError(t, Unmarshal(js2, field2, blob2, &out))
+	assert.Equal(t, image{Width: 3, Data: []byte{9, 8}}, out)
+}

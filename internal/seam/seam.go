@@ -24,13 +24,13 @@ import (
 type Carrier interface {
 	// Encode turns a task's input into the call's payload on the
 	// submitter's goroutine, before admission, so that a value that can't
-	// cross fails at once and costs no slot. An input whose type can hold
-	// a *transfer.Buffer (moves) may instead be checked only and encoded
-	// at send time (payload nil), by a transport that moves Buffers.
-	// trace is the caller's trace context, encoded (codec.AppendCarrier),
-	// to send with the call; nil for none. One over codec.MaxCarrier
-	// fails with ErrPayloadTooLarge.
-	Encode(task string, trace []byte, in any, moves bool) (payload []byte, err error)
+	// cross fails at once and costs no slot; form says how (see Form). An
+	// input of form Moves may instead be checked only and encoded at send
+	// time (payload nil), by a transport that moves Buffers. trace is the
+	// caller's trace context, encoded (codec.AppendCarrier), to send with
+	// the call; nil for none. One over codec.MaxCarrier fails with
+	// ErrPayloadTooLarge.
+	Encode(task string, trace []byte, in any, form Form) (payload []byte, err error)
 	// NewRunner returns the runner for the worker goroutine numbered id.
 	NewRunner(id int) Runner
 }
@@ -54,6 +54,36 @@ type Runner interface {
 	Close()
 }
 
+// Form is how a task's input or output is encoded to cross.
+type Form uint8
+
+const (
+	// Msgpack (internal/codec): a Go task's value whose type can hold no
+	// *transfer.Buffer.
+	Msgpack Form = iota
+	// Moves: msgpack, of a Go task's value whose type can hold a
+	// *transfer.Buffer.
+	Moves
+	// JSON with one field's bytes beside it (internal/blobjson): a value
+	// of a task a program of another language serves (pool.Extern), which
+	// whoever carries it needs no Go type to pass on.
+	JSON
+)
+
+// Program is a Carrier whose workers are a program of another language
+// (a Subprocess pool's Command).
+type Program interface {
+	// Tasks names the tasks the program serves, as the hello of its
+	// latest started worker listed them; if none has started yet, it
+	// starts one to hear its hello (bounded by ctx), and returns why
+	// that failed.
+	Tasks(ctx context.Context) ([]string, error)
+	// Serves reports whether the latest hello heard (see Tasks) listed
+	// task; false before any was heard. It is cheap: an atomic load and
+	// a map lookup.
+	Serves(task string) bool
+}
+
 // Call is one task as a runner sends it and reads its reply. Nothing in it
 // is tied to a codec: the payload is what the transport's Encode made.
 type Call struct {
@@ -69,6 +99,9 @@ type Call struct {
 	// Buffers.
 	Out      any
 	OutMoves bool
+	// JSON says the task is a program's (pool.Extern): its input was
+	// encoded, and its output is decoded, in Form JSON.
+	JSON bool
 	// Handover is the call's hand-over state, shared with the caller's
 	// side: the runner moves it through Send, Reply or Unsend.
 	Handover *Handover

@@ -73,6 +73,7 @@ type ProcessCarrier struct {
 	sizes   codec.SizeHints // of inputs, to size call bodies
 	bodies  codec.Bodies    // call bodies written, for reuse
 	starts  *startBackoff   // the runners' starts after failed ones
+	probing                 // a program's tasks (parent_programtasks.go)
 }
 
 // errNotMain is New's answer in a worker process whose main did not call
@@ -124,12 +125,14 @@ func New(o Options, stop context.Context, ev seam.Events) (*ProcessCarrier, erro
 
 // Encode returns the payload of a call for the worker process: the whole
 // body of its frame. An input that can hold Buffers is only checked: it
-// is encoded at send time with the Peer of the process it goes to.
-func (sp *ProcessCarrier) Encode(task string, trace []byte, in any, moves bool) ([]byte, error) {
+// is encoded at send time with the Peer of the process it goes to. A
+// program's input is JSON whatever form says: a pool of a program takes
+// no other task (package pool refuses them first).
+func (sp *ProcessCarrier) Encode(task string, trace []byte, in any, form seam.Form) ([]byte, error) {
 	if sp.program {
 		return sp.encodeProgram(task, trace, in)
 	}
-	if moves {
+	if form == seam.Moves {
 		return nil, sp.check(task, trace, in)
 	}
 	return sp.encode(task, trace, in)

@@ -144,6 +144,9 @@ func (r *runner) watch(p *workerproc.Process) *child {
 	for _, name := range p.Hello().Tasks {
 		l.tasks[name] = struct{}{}
 	}
+	if r.sp.program {
+		r.sp.heard(l.tasks) // l.tasks is never written again
+	}
 	if r.sp.grace == 0 {
 		return l
 	}

@@ -1,0 +1,281 @@
+package natsremote_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/testkit"
+	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+// Tasks of sdk/testdata/worker.py and worker.mjs (the pool's tests
+// declare the same names in their own binary), as a Remote pool sends
+// them to a node whose pool runs the program.
+type (
+	progEcho struct {
+		Text string
+		N    int
+	}
+	progBlobIn struct {
+		Width int
+		Image []byte `offload:"blob"`
+	}
+	progBlobOut struct {
+		Width int
+		Size  int
+		Image []byte `offload:"blob"`
+	}
+	progSeconds struct{ Seconds float64 }
+	progSlept   struct{ Slept bool }
+	progPID     struct{ PID int }
+	progNone    struct{}
+)
+
+var (
+	xEcho    = pool.Extern[progEcho, progEcho]("echo")
+	xBlob    = pool.Extern[progBlobIn, progBlobOut]("blob")
+	xFail    = pool.Extern[progNone, progNone]("fail")
+	xSleep   = pool.Extern[progSeconds, progSlept]("sleep")
+	xPID     = pool.Extern[progNone, progPID]("pid")
+	xMissing = pool.Extern[progNone, progNone]("nr.not served by the program")
+)
+
+// programLanguage is a program of another language and its test worker.
+type programLanguage struct{ name, program, worker string }
+
+var programLanguages = []programLanguage{
+	{"python", "python3", "worker.py"},
+	{"node", "node", "worker.mjs"},
+}
+
+// command is l's test worker's command line. The program must be
+// installed: CI installs python3 and node, and a test that skipped
+// without them would hide a broken node.
+func (l programLanguage) command(t testing.TB) []string {
+	t.Helper()
+	path, err := exec.LookPath(l.program)
+	require.NoError(t, err, "%s is needed for the %s SDK's tests (apt-get install python3 nodejs)", l.program, l.name)
+	worker, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", l.worker))
+	require.NoError(t, err)
+	return []string{path, worker}
+}
+
+// programNodeOptions serves pool name with a pool of workers of l's
+// program.
+func programNodeOptions(t testing.TB, l programLanguage, name string, workers int) natsremote.ServeOptions {
+	return natsremote.ServeOptions{Pool: name, Local: pool.Options{
+		Workers:   workers,
+		Isolation: pool.Subprocess,
+		Subprocess: pool.SubprocessOptions{
+			Command:        l.command(t),
+			TerminateGrace: 5 * time.Second,
+		},
+	}}
+}
+
+// A node whose pool runs a program serves the program's tasks to a Remote
+// pool: the JSON and the blob cross both hops, an exception reaches the
+// caller with its type and traceback, a cancel stops the task on the node
+// within its grace (its process kept), and the program's processes end
+// with the node.
+func TestProgramNodeRunsExternTasks(t *testing.T) {
+	t.Parallel()
+	for _, l := range programLanguages {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			name := "program-" + l.name
+			s := startServer(t, embedded.Options{MaxPayload: 8 << 20})
+			n := serve(t, s, programNodeOptions(t, l, name, 1))
+			p := remotePool(t, connect(t, s), name, pool.Options{Workers: 2})
+			waitNodes(t, p, 1)
+			ctx := testCtx(t)
+
+			out, err := pool.Run(ctx, p, xEcho, progEcho{Text: "héllo", N: 42})
+			require.NoError(t, err)
+			assert.Equal(t, progEcho{Text: "héllo", N: 42}, out)
+
+			image := testkit.Counting(make([]byte, 3<<20), 7)
+			b, err := pool.Run(ctx, p, xBlob, progBlobIn{Width: 256, Image: image})
+			require.NoError(t, err)
+			assert.Equal(t, 256, b.Width)
+			assert.Equal(t, len(image), b.Size)
+			require.Len(t, b.Image, len(image))
+			assert.Equal(t, image[0], b.Image[len(image)-1])
+			assert.Equal(t, image[len(image)-1], b.Image[0])
+			assert.Equal(t, byte(7), image[0], "the caller's input is left whole")
+
+			_, err = pool.Run(ctx, p, xFail, progNone{})
+			var re *pool.RemoteError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, "fail", re.Task)
+			assert.Equal(t, "bad width 7", re.Message)
+			assert.NotEmpty(t, re.Type)
+			if l.name == "python" {
+				assert.Equal(t, "ValueError", re.Type)
+				assert.Equal(t, "ValueError: bad width 7", err.Error())
+			}
+			assert.Contains(t, re.Traceback, "bad width 7")
+
+			_, err = pool.Run(ctx, p, xMissing, progNone{})
+			require.ErrorIs(t, err, pool.ErrUnknownTask, "a name the program's hello does not list")
+			_, err = pool.Run(ctx, p, add, [2]int{1, 2})
+			require.ErrorIs(t, err, pool.ErrUnknownTask, "a Go task on a node of a program")
+
+			before, err := pool.Run(ctx, p, xPID, progNone{})
+			require.NoError(t, err)
+			short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			_, err = pool.Run(short, p, xSleep, progSeconds{Seconds: 60})
+			require.ErrorIs(t, err, pool.ErrTerminated)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			after, err := pool.Run(ctx, p, xPID, progNone{})
+			require.NoError(t, err)
+			assert.Equal(t, before.PID, after.PID, "a task that stopped within its grace keeps its process")
+
+			n.Stop()
+			require.NoError(t, n.Wait(t))
+			assert.True(t, testkit.ProcessReaped(after.PID), "the program's process %d ends with the node", after.PID)
+		})
+	}
+}
+
+// One Remote pool sends Go tasks and a program's tasks to the nodes that
+// serve each: a node refuses the other kind ("unknown"), and the call goes
+// to the other node.
+func TestGoAndProgramNodesServeOnePool(t *testing.T) {
+	t.Parallel()
+	l := programLanguages[0]
+	s := startServer(t, embedded.Options{})
+	serve(t, s, natsremote.ServeOptions{Pool: "mixed", Name: "go", Local: pool.Options{Workers: 1}})
+	serve(t, s, programNodeOptions(t, l, "mixed", 1))
+	p := remotePool(t, connect(t, s), "mixed", pool.Options{Workers: 2})
+	waitNodes(t, p, 2)
+	ctx := testCtx(t)
+	for i := range 20 {
+		sum, err := pool.Run(ctx, p, add, [2]int{i, 1})
+		require.NoError(t, err)
+		assert.Equal(t, i+1, sum)
+		out, err := pool.Run(ctx, p, xEcho, progEcho{Text: "x", N: i})
+		require.NoError(t, err)
+		assert.Equal(t, progEcho{Text: "x", N: i}, out)
+	}
+	assert.EqualValues(t, 40, p.Stats().Completed)
+}
+
+// A node whose program never starts does not serve: Serve says why,
+// naming the command.
+func TestProgramNodeThatCannotStart(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	o := natsremote.ServeOptions{Pool: "noprogram", Logger: quiet, Heartbeat: testHeartbeat, Local: pool.Options{
+		Workers: 1, Isolation: pool.Subprocess,
+		Subprocess: pool.SubprocessOptions{Command: []string{"/nonexistent/offload-worker"}},
+	}}
+	err := natsremote.Serve(testCtx(t), connect(t, s), o)
+	require.ErrorIs(t, err, pool.ErrWorkerStartFailed)
+	assert.Contains(t, err.Error(), "/nonexistent/offload-worker")
+}
+
+type (
+	progCode  struct{ Code int }
+	progAlloc struct {
+		MiB     int
+		Seconds float64
+	}
+)
+
+var (
+	xExit  = pool.Extern[progCode, progNone]("exit")
+	xAlloc = pool.Extern[progAlloc, progNone]("alloc")
+)
+
+// A program that dies under a call on a node, or that allocates past the
+// node's MemoryLimit, fails that call only, with ErrWorkerCrashed and the
+// node's account (the exit status, the tail of its stderr); the node
+// serves on with a new process.
+func TestProgramNodeWorkerFailures(t *testing.T) {
+	t.Parallel()
+	testkit.SkipOffLinux(t, "MemoryLimit")
+	l := programLanguages[0]
+	s := startServer(t, embedded.Options{})
+	o := programNodeOptions(t, l, "program-failures", 1)
+	o.Name = "n1"
+	o.Local.Subprocess.MemoryLimit = 100 << 20
+	serve(t, s, o)
+	p := remotePool(t, connect(t, s), "program-failures", pool.Options{Workers: 1})
+	waitNodes(t, p, 1)
+	ctx := testCtx(t)
+
+	_, err := pool.Run(ctx, p, xExit, progCode{Code: 3})
+	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+	assert.Contains(t, err.Error(), "on node n1-")
+	assert.Contains(t, err.Error(), "status 3")
+	assert.Contains(t, err.Error(), "dying now")
+
+	_, err = pool.Run(ctx, p, xAlloc, progAlloc{MiB: 250, Seconds: 60})
+	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
+	assert.Contains(t, err.Error(), "memory limit")
+	t.Logf("memory: %v", err)
+
+	out, err := pool.Run(ctx, p, xEcho, progEcho{Text: "still serving"})
+	require.NoError(t, err)
+	assert.Equal(t, "still serving", out.Text)
+}
+
+// passTracer carries the traceparent a ctx holds (see withTraceparent)
+// into calls, and back into a task's ctx; it makes no spans.
+type passTracer struct{}
+
+type traceparentKey struct{}
+
+func withTraceparent(ctx context.Context, tp string) context.Context {
+	return context.WithValue(ctx, traceparentKey{}, tp)
+}
+
+func (passTracer) StartTask(ctx context.Context, _ pool.TaskInfo) (context.Context, pool.TaskSpan) {
+	return ctx, noSpan{}
+}
+
+func (passTracer) Inject(ctx context.Context, carrier map[string]string) {
+	if tp, ok := ctx.Value(traceparentKey{}).(string); ok {
+		carrier["traceparent"] = tp
+	}
+}
+
+func (passTracer) Extract(ctx context.Context, carrier map[string]string) context.Context {
+	return withTraceparent(ctx, carrier["traceparent"])
+}
+
+type noSpan struct{}
+
+func (noSpan) Dequeued(time.Duration) {}
+func (noSpan) End(error)              {}
+
+type progTrace struct{ Trace map[string]string }
+
+var xTrace = pool.Extern[progNone, progTrace]("trace")
+
+// The caller's trace context reaches the program through a node whose
+// pool has a Tracer: the node continues the trace, and its pool sends it
+// on in the program's call.
+func TestProgramNodeCarriesTheTrace(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, embedded.Options{})
+	o := programNodeOptions(t, programLanguages[0], "program-trace", 1)
+	o.Local.Tracer = passTracer{}
+	serve(t, s, o)
+	p := remotePool(t, connect(t, s), "program-trace", pool.Options{Workers: 1, Tracer: passTracer{}})
+	waitNodes(t, p, 1)
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	out, err := pool.Run(withTraceparent(testCtx(t), tp), p, xTrace, progNone{})
+	require.NoError(t, err)
+	assert.Equal(t, tp, out.Trace["traceparent"])
+}
