@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/registry"
 	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/natsremote/embedded"
@@ -115,7 +116,7 @@ func TestNodeRefusesAndEnds(t *testing.T) {
 	start := time.Now()
 	h, body = call(t, nc, subject, callHead{task: "nri.wait-ctx", fingerprint: e.Fingerprint}, uint64(start.Add(100*time.Millisecond).UnixNano()))
 	assert.Equal(t, kindEnded, h.kind, "%s", body)
-	assert.Equal(t, []byte{causeDeadline}, body)
+	assert.Equal(t, []byte{byte(outcome.Deadline)}, body)
 	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
 	assert.LessOrEqual(t, h.arg, uint64(1), "the answer carries the node's free slots")
 }
@@ -364,7 +365,7 @@ func TestEndedAnswerMeansTerminated(t *testing.T) {
 	var f *fake
 	f = fakeNode(t, nc, "ended", "fake", 1, func(m *nats.Msg, h header) {
 		if h.kind == kindCall {
-			f.answer(m, h, kindEnded, []byte{causeDeadline})
+			f.answer(m, h, kindEnded, []byte{byte(outcome.Deadline)})
 		}
 	})
 	s, _ := bind(t, nc, "ended")

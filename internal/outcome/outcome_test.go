@@ -116,3 +116,26 @@ func TestRaised(t *testing.T) {
 	require.ErrorAs(t, Of(Raised, []byte("{")).Err(Where{}), &te)
 	assert.Contains(t, te.Message, "corrupt")
 }
+
+// Causes are wire bytes (and words, for a program) of every transport.
+func TestCauseBytes(t *testing.T) {
+	assert.Equal(t, []byte{0, 1, 2, 3}, []byte{byte(Canceled), byte(Deadline), byte(Closed), byte(NumCauses)})
+	for _, c := range []struct {
+		cause error
+		want  Cause
+		word  string
+	}{
+		{context.Canceled, Canceled, "canceled"},
+		{errors.New("a cause of the caller's own"), Canceled, "canceled"},
+		{context.DeadlineExceeded, Deadline, "deadline"},
+		{fmt.Errorf("wrapped: %w", seam.ErrClosed), Closed, "closed"},
+	} {
+		got := CauseOf(c.cause)
+		assert.Equal(t, c.want, got, "%v", c.cause)
+		assert.Equal(t, c.word, got.String())
+	}
+	assert.Equal(t, context.DeadlineExceeded, Deadline.Err())
+	assert.Equal(t, seam.ErrClosed, Closed.Err())
+	assert.Equal(t, context.Canceled, Canceled.Err())
+	assert.Equal(t, context.Canceled, NumCauses.Err(), "a code of no Cause")
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
@@ -54,16 +55,16 @@ func TestServeLateCancelTouchesOnlyItsCall(t *testing.T) {
 	}
 
 	call(1)
-	cancelWith(1, causeCanceled)
+	cancelWith(1, byte(outcome.Canceled))
 	expect(1, context.Canceled.Error())
 	// The reply to 1 is in; its cancel comes again, late, and one for an
 	// ID not yet used, before call 2 and while it runs.
-	cancelWith(1, causeClosed)
-	cancelWith(2, causeClosed)
+	cancelWith(1, byte(outcome.Closed))
+	cancelWith(2, byte(outcome.Closed))
 	call(2)
-	cancelWith(1, causeClosed)
-	cancelWith(3, causeClosed)
-	cancelWith(2, causeDeadline)
+	cancelWith(1, byte(outcome.Closed))
+	cancelWith(3, byte(outcome.Closed))
+	cancelWith(2, byte(outcome.Deadline))
 	expect(2, context.DeadlineExceeded.Error())
 
 	parent.Close()
@@ -91,15 +92,15 @@ func TestCancelFrameCauses(t *testing.T) {
 		assert.EqualValues(t, 7, f.ID)
 		assert.Equal(t, tc.want, cancelCause(f.Body))
 	}
-	for _, body := range [][]byte{nil, {}, {causeDeadline, 0}, {0x7f}, {0xff, 0xff}} {
+	for _, body := range [][]byte{nil, {}, {byte(outcome.Deadline), 0}, {0x7f}, {0xff, 0xff}} {
 		assert.Equal(t, context.Canceled, cancelCause(body), "%x", body)
 	}
 }
 
 func FuzzCancelCause(f *testing.F) {
-	f.Add([]byte{causeDeadline})
+	f.Add([]byte{byte(outcome.Deadline)})
 	f.Add([]byte{})
-	f.Add([]byte{causeClosed, causeClosed})
+	f.Add([]byte{byte(outcome.Closed), byte(outcome.Closed)})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		switch cause := cancelCause(body); cause {
 		case context.Canceled, context.DeadlineExceeded, seam.ErrClosed:

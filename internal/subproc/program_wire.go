@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/offloadgo/offload/internal/outcome"
-	"github.com/offloadgo/offload/internal/seam"
 	"github.com/offloadgo/offload/internal/workerproc"
 )
 
@@ -96,15 +95,8 @@ func splitMessage(body []byte, h any) (blob []byte, err error) {
 // programCancel asks the program to stop call id because ctx ended
 // (PROTOCOL.md's causes).
 func programCancel(id uint64, ctx context.Context) workerproc.Frame {
-	cause := "canceled"
-	switch c := context.Cause(ctx); {
-	case errors.Is(c, seam.ErrClosed):
-		cause = "closed"
-	case errors.Is(c, context.DeadlineExceeded):
-		cause = "deadline"
-	}
 	header, _ := json.Marshal(struct {
 		Cause string `json:"cause"`
-	}{cause})
+	}{outcome.CauseOf(context.Cause(ctx)).String()})
 	return workerproc.Frame{Kind: progCancel, ID: id, Body: appendMessage(nil, header, nil)}
 }

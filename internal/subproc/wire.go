@@ -3,7 +3,6 @@ package subproc
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/offloadgo/offload/internal/codec"
@@ -146,38 +145,18 @@ func splitField(b []byte, limit uint64) (field, rest []byte, ok bool) {
 	return b[k : k+int(n)], b[k+int(n):], true
 }
 
-// Causes a cancel frame carries, so that the task's ctx in the worker
-// process reports what its caller's did (context.Cause): the worker is the
-// same binary, so it has the same sentinels. A cause of any other kind
-// arrives as context.Canceled.
-const (
-	causeCanceled byte = iota
-	causeDeadline
-	causeClosed
-)
-
-// cancelFrame asks the worker to cancel call id because ctx ended.
+// cancelFrame asks the worker to cancel call id because ctx ended. Its
+// body is one byte, the outcome.Cause, so that the task's ctx in the
+// worker process reports what its caller's did (context.Cause).
 func cancelFrame(id uint64, ctx context.Context) workerproc.Frame {
-	cause := context.Cause(ctx)
-	code := causeCanceled
-	switch {
-	case errors.Is(cause, seam.ErrClosed):
-		code = causeClosed
-	case errors.Is(cause, context.DeadlineExceeded):
-		code = causeDeadline
-	}
-	return workerproc.Frame{Kind: kindCancel, ID: id, Body: []byte{code}}
+	return workerproc.Frame{Kind: kindCancel, ID: id, Body: []byte{byte(outcome.CauseOf(context.Cause(ctx)))}}
 }
 
-// cancelCause is the cause a cancel frame's body names.
+// cancelCause is the cause a cancel frame's body names; an empty or
+// unknown one is context.Canceled.
 func cancelCause(body []byte) error {
 	if len(body) == 1 {
-		switch body[0] {
-		case causeDeadline:
-			return context.DeadlineExceeded
-		case causeClosed:
-			return seam.ErrClosed
-		}
+		return outcome.Cause(body[0]).Err()
 	}
 	return context.Canceled
 }
