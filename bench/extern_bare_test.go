@@ -102,8 +102,10 @@ func (w *bareWorker) call(task string, in any, field string, blob []byte, out an
 	if _, err := w.to.Write(append(msg, header...)); err != nil {
 		return nil, err
 	}
-	if _, err := w.to.Write(blob); err != nil {
-		return nil, err
+	if len(blob) > 0 {
+		if _, err := w.to.Write(blob); err != nil {
+			return nil, err
+		}
 	}
 	kind, id, body, err := w.readFrame()
 	switch {

@@ -14,9 +14,12 @@ import (
 // by RecycleWorkers or MaxTasksPerWorker's retire path, beside no
 // replacement (none).
 //
-// Target (issue 37), for RecycleWorkers: failed-calls 0, and
-// slowest-wait-ms (the longest a call waited for a worker) at most about
-// slowest-start-ms (one worker's start).
+// Target (issue 37), for RecycleWorkers: failed-calls 0, and no call
+// waits longer than about one worker start: slowest-call-ms (Run to
+// return; an echo itself takes tens of µs, so this is its wait) at most
+// about slowest-start-ms. (slowest-wait-ms, Stats.WaitTime.Max, counts
+// waits in the queue only: a call handed to a worker whose process is
+// starting counts in RunTime, as MaxTasksPerWorker's rows show.)
 //
 //	go test ./bench -run '^$' -bench 'ExternRecycleUnderLoad' -count 6 | tee xrecycle.txt
 //	benchstat -col /way xrecycle.txt
