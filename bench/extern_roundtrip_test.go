@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/offloadgo/offload/pool"
 )
@@ -25,6 +27,10 @@ import (
 //   - spawn-sdk: the test worker started per call, one call through its
 //     SDK (bare), and closed.
 //
+// self-cpu-ns is the CPU time of this process (not its children) per
+// call: what the pool itself costs, less sensitive than the wall time to
+// a busy machine's scheduling.
+//
 // Targets (issue 37): pool ≤ 1.5× bare, and spawn ≥ 100× pool.
 //
 //	go test ./bench -run '^$' -bench 'ExternRoundTrip' -benchmem -count 6 | tee rt.txt
@@ -39,13 +45,25 @@ func BenchmarkExternRoundTrip(b *testing.B) {
 						checkEcho(b, echo, 0)
 					}
 					b.ReportAllocs()
-					for i := 0; b.Loop(); i++ {
+					before := selfCPU(b)
+					i := 0
+					for ; b.Loop(); i++ {
 						checkEcho(b, echo, i)
 					}
+					b.ReportMetric(float64(selfCPU(b)-before)/float64(i), "self-cpu-ns/op")
 				})
 			}
 		})
 	}
+}
+
+// selfCPU is this process's user and system CPU time so far.
+func selfCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // echoCall runs one "echo" on in.
