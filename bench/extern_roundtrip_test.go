@@ -33,7 +33,11 @@ import (
 //
 // Targets (issue 37): pool ≤ 1.5× bare, and spawn ≥ 100× pool.
 //
-//	go test ./bench -run '^$' -bench 'ExternRoundTrip' -benchmem -count 6 | tee rt.txt
+// With -cpu 1,2 the rows show what the pool's hand-offs between
+// goroutines cost when the runtime has a second processor: waking a
+// thread for the goroutine it readies (bare has no hand-off).
+//
+//	go test ./bench -run '^$' -bench 'ExternRoundTrip' -benchmem -cpu 1,2 -count 6 | tee rt.txt
 //	benchstat -col /way rt.txt
 func BenchmarkExternRoundTrip(b *testing.B) {
 	for _, l := range languages {
