@@ -33,9 +33,10 @@ import (
 //
 // Targets (issue 37): pool ≤ 1.5× bare, and spawn ≥ 100× pool.
 //
-// With -cpu 1,2 the rows show what the pool's hand-offs between
-// goroutines cost when the runtime has a second processor: waking a
-// thread for the goroutine it readies (bare has no hand-off).
+// -cpu 1,2 runs each way at GOMAXPROCS 1 and 2: the pool hands each
+// call from the caller's goroutine to the worker's and back, and with a
+// second processor the runtime wakes a thread for each goroutine it
+// readies; bare runs the call on one goroutine.
 //
 //	go test ./bench -run '^$' -bench 'ExternRoundTrip' -benchmem -cpu 1,2 -count 6 | tee rt.txt
 //	benchstat -col /way rt.txt
