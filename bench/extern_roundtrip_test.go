@@ -33,12 +33,12 @@ import (
 //
 // Targets (issue 37): pool ≤ 1.5× bare, and spawn ≥ 100× pool.
 //
-// -cpu 1,2 runs each way at GOMAXPROCS 1 and 2: the pool hands each
-// call from the caller's goroutine to the worker's and back, and with a
-// second processor the runtime wakes a thread for each goroutine it
-// readies; bare runs the call on one goroutine.
+// The pool hands each call from the caller's goroutine to its worker's
+// and back; bare runs it on one goroutine. A run with -cpu 1 shows the
+// pool without a second processor, to which the runtime hands a readied
+// goroutine by waking a thread.
 //
-//	go test ./bench -run '^$' -bench 'ExternRoundTrip' -benchmem -cpu 1,2 -count 6 | tee rt.txt
+//	go test ./bench -run '^$' -bench 'ExternRoundTrip' -benchmem -count 6 | tee rt.txt
 //	benchstat -col /way rt.txt
 func BenchmarkExternRoundTrip(b *testing.B) {
 	for _, l := range languages {
