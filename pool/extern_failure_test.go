@@ -223,6 +223,13 @@ func TestProgramWorkersAndLimits(t *testing.T) {
 		out, err := pool.Run(testkit.Ctx(t), p, xBlob, blobIn{Image: make([]byte, 60<<10)})
 		require.NoError(t, err)
 		assert.Equal(t, 60<<10, out.Size)
+		for _, n := range []int{65 << 10, 1 << 20} { // within the frame's slack; over the frame
+			_, err = pool.Run(testkit.Ctx(t), p, xBytes, bytesIn{N: n})
+			require.ErrorIs(t, err, pool.ErrPayloadTooLarge, "an output of %d bytes", n)
+		}
+		big, err := pool.Run(testkit.Ctx(t), p, xBytes, bytesIn{N: 60 << 10})
+		require.NoError(t, err)
+		assert.Len(t, big.Data, 60<<10)
 
 		require.NoError(t, p.SetWorkers(3))
 		require.NoError(t, p.SetWorkers(1))

@@ -45,6 +45,10 @@ type (
 	okOut    struct{ OK bool }
 	traceOut struct{ Trace map[string]string }
 	envOut   struct{ Dir, Model string }
+	bytesIn  struct{ N int }
+	bytesOut struct {
+		Data []byte `offload:"blob"`
+	}
 	none     struct{}
 )
 
@@ -62,6 +66,7 @@ var (
 	xPID        = pool.Extern[none, pidOut]("pid")
 	xTrace      = pool.Extern[none, traceOut]("trace")
 	xEnv        = pool.Extern[none, envOut]("env")
+	xBytes      = pool.Extern[bytesIn, bytesOut]("bytes")
 	xMissing    = pool.Extern[none, none]("not served by the program")
 )
 

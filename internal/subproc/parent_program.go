@@ -83,6 +83,11 @@ func (r *runner) programAnswer(m *seam.Call, f workerproc.Frame) (recycle bool, 
 		if len(h.Output) == 0 {
 			return false, fmt.Errorf("%w: a result without an output", errMalformed)
 		}
+		// The frame's limit leaves room for the header: the output itself
+		// is held to MaxPayload, as a Go worker holds it.
+		if n := len(h.Output) + len(blob); n > r.sp.maxPayload {
+			return h.Recycle, fmt.Errorf("%w: output of task %q is %d bytes, over MaxPayload %d", seam.ErrPayloadTooLarge, m.Task, n, r.sp.maxPayload)
+		}
 		if err := blobjson.Unmarshal(h.Output, h.Blob, blob, m.Out); err != nil {
 			return h.Recycle, fmt.Errorf("pool: decode output of task %q from JSON: %w", m.Task, err)
 		}

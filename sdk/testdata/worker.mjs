@@ -63,4 +63,6 @@ task("trace", (inp, signal, call) => ({ Trace: call.trace }));
 
 task("env", () => ({ Dir: process.cwd(), Model: process.env.MODEL ?? "" }));
 
+task("bytes", (inp) => ({ Data: Buffer.alloc(inp.N, "x") }));
+
 serve();

@@ -95,4 +95,9 @@ def env(inp):
     return {"Dir": os.getcwd(), "Model": os.environ.get("MODEL", "")}
 
 
+@task("bytes")
+def some_bytes(inp):
+    return {"Data": b"x" * inp["N"]}
+
+
 serve()
