@@ -241,3 +241,22 @@ func TestProgramWorkersAndLimits(t *testing.T) {
 		assert.Zero(t, p.Stats().Crashed)
 	})
 }
+
+// TestProgramUnreadCallGoesToTheReplacement: a call that a program's
+// process never read (it died with the call still in its pipe) costs the
+// call nothing: it goes to the next process, once.
+func TestProgramUnreadCallGoesToTheReplacement(t *testing.T) {
+	python := languages[0].command(t)[0]
+	deaf, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", "deafonce.py"))
+	require.NoError(t, err)
+	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,
+		Subprocess: pool.SubprocessOptions{Command: []string{python, deaf},
+			Env: []string{"DEAF_MARK=" + filepath.Join(t.TempDir(), "mark")}}})
+	out, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "once", N: 1})
+	require.NoError(t, err)
+	assert.Equal(t, echoIO{Text: "once", N: 1}, out)
+	s := p.Stats()
+	assert.Equal(t, uint64(1), s.Crashed, "the first process exited under the call")
+	assert.Equal(t, uint64(1), s.Completed)
+	assert.Zero(t, s.Failed)
+}
