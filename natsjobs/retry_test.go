@@ -1,0 +1,121 @@
+package natsjobs_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/pool"
+)
+
+func TestRetryThenSuccess(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, flaky, Keyed{Key: t.Name()})
+	require.NoError(t, err)
+	out, err := natsjobs.Wait(ctx, q, flaky, id)
+	require.NoError(t, err)
+	assert.Equal(t, "fine", out)
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Succeeded, st.State)
+	assert.Equal(t, 2, st.Attempt)
+	assert.Equal(t, 2, runCount(t.Name()))
+}
+
+// Failures are retried until the job's attempts are spent, then the job
+// is dead with the last error's text, out of the work stream, listed and
+// run again by Retry.
+func TestAttemptsSpentThenDead(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: t.Name()}, natsjobs.MaxAttempts(3))
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q, always, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	assert.EqualError(t, err, "natsjobs: job is dead: still broken")
+	assert.Equal(t, 3, runCount(t.Name()))
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Dead, st.State)
+	assert.Equal(t, 3, st.Attempt)
+	assert.Zero(t, queuedJobs(t, nc), "moved aside, not counted")
+
+	dead, err := q.List(ctx, natsjobs.Dead, 10)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	assert.Equal(t, id, dead[0].ID)
+
+	require.NoError(t, q.Retry(ctx, id))
+	_, err = natsjobs.Wait(ctx, q, always, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	assert.Equal(t, 6, runCount(t.Name()), "three attempts again")
+	dead, err = q.List(ctx, natsjobs.Dead, 10)
+	require.NoError(t, err)
+	assert.Len(t, dead, 1, "one copy of the job, dead again")
+	assert.ErrorIs(t, q.Retry(ctx, "nosuchjob"), natsjobs.ErrNotFound)
+}
+
+func TestRetryOfALiveJobIsRefused(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, double, Num{1})
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q, double, id)
+	require.NoError(t, err)
+	err = q.Retry(ctx, id)
+	require.ErrorIs(t, err, natsjobs.ErrEnded)
+	assert.ErrorContains(t, err, "succeeded, not dead")
+}
+
+// A Permanent error and a panic end the job dead at once, with their
+// text; an attempt's Timeout ends its run.
+func TestDeadAtOnce(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
+	cases := []struct {
+		name string
+		task pool.Task[Keyed, string]
+		in   Keyed
+		opts []natsjobs.EnqueueOption
+		text []string
+		runs int
+	}{
+		{"permanent", permanent, Keyed{}, nil, []string{"natsjobs: job is dead: bad input, not worth retrying"}, 1},
+		{"panic", panicky, Keyed{}, nil, []string{`task "natsjobs.panicky" panicked: boom in the task`, "goroutine"}, 1},
+		{"timeout", sleepy, Keyed{Sleep: time.Minute}, []natsjobs.EnqueueOption{natsjobs.Timeout(50 * time.Millisecond), natsjobs.MaxAttempts(2)},
+			[]string{"natsjobs: attempt 2 timed out after 50ms"}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			c.in.Key = t.Name()
+			id, err := natsjobs.Enqueue(ctx, q, c.task, c.in, c.opts...)
+			require.NoError(t, err)
+			_, err = natsjobs.Wait(ctx, q, c.task, id)
+			require.ErrorIs(t, err, natsjobs.ErrDead)
+			for _, text := range c.text {
+				assert.ErrorContains(t, err, text)
+			}
+			assert.Equal(t, c.runs, runCount(t.Name()))
+			st, err := q.Status(ctx, id)
+			require.NoError(t, err)
+			assert.Equal(t, c.runs, st.Attempt)
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// Serve runs q's jobs through pool p until ctx ends, then drains (see
+// ServeOptions.Drain) and returns nil; it returns pool.ErrClosed at once
+// if p closes. It takes only as many jobs as p has free slots, so that
+// no job waits in a local buffer while its lease runs. Any number of
+// Serves, in any processes, may share a queue; each job runs on one of
+// them at a time (see the package doc for when it runs again).
+func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
+	s := &server{q: q, p: p, room: make(chan struct{}, 1), running: map[*attempt]struct{}{}}
+	err := s.pull(ctx)
+	s.drain(o.Drain)
+	return err
+}
+
+// server is one Serve: the jobs it runs now.
+type server struct {
+	q *Queue
+	p *pool.Pool
+
+	mu      sync.Mutex
+	mine    int // jobs taken and not yet out of p (their slot not freed)
+	running map[*attempt]struct{}
+	wg      sync.WaitGroup
+	room    chan struct{} // a token when one of mine frees its slot
+}
+
+// Pauses of the pull loop: fetchWait bounds one long poll; busyWait is
+// how often a full pool is looked at again when its slots are others';
+// troubleWait follows a failed fetch (the server restarting, say).
+const (
+	fetchWait   = 5 * time.Second
+	busyWait    = 20 * time.Millisecond
+	troubleWait = 100 * time.Millisecond
+)
+
+// pull takes jobs while ctx lasts.
+func (s *server) pull(ctx context.Context) error {
+	for {
+		n, err := s.waitForRoom(ctx)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.mine += n // reserved while the fetch is out
+		s.mu.Unlock()
+		fctx, cancel := context.WithTimeout(ctx, fetchWait)
+		batch, err := s.q.workers.Fetch(n, jetstream.FetchContext(fctx))
+		got := 0
+		if err == nil {
+			for m := range batch.Messages() {
+				got++
+				s.start(m)
+			}
+			err = batch.Error()
+		}
+		cancel()
+		s.release(n - got)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, jetstream.ErrNoMessages) {
+			sleep(ctx, troubleWait)
+		}
+	}
+}
+
+// waitForRoom returns how many jobs p has room for now, waiting until it
+// has room for one.
+func (s *server) waitForRoom(ctx context.Context) (int, error) {
+	for {
+		l := s.p.Load()
+		if l.Closed {
+			return 0, pool.ErrClosed
+		}
+		s.mu.Lock()
+		free := min(l.MaxWorkers-s.mine, l.MaxWorkers-l.InFlight)
+		s.mu.Unlock()
+		if free > 0 {
+			return free, nil
+		}
+		t := time.NewTimer(busyWait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, nil
+		case <-s.room:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// release gives back n slots taken with s.mine.
+func (s *server) release(n int) {
+	if n == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.mine -= n
+	s.mu.Unlock()
+	select {
+	case s.room <- struct{}{}:
+	default:
+	}
+}
+
+// start runs one job in a goroutine of its own, its slot taken.
+func (s *server) start(m jetstream.Msg) {
+	a := newAttempt(s, m)
+	s.mu.Lock()
+	s.running[a] = struct{}{}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.running, a)
+			s.mu.Unlock()
+		}()
+		a.run()
+	}()
+}
+
+// drain lets the running jobs go on for d, then hands back those still
+// running, and waits for every one to end.
+func (s *server) drain(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	s.mu.Lock()
+	for a := range s.running {
+		a.handBack()
+	}
+	s.mu.Unlock()
+	<-done
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

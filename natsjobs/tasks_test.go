@@ -1,0 +1,85 @@
+package natsjobs_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/pool"
+)
+
+type Num struct{ N int }
+
+// runs counts the runs of the tasks below by their input's Key.
+var runs = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+func ran(key string) int {
+	runs.Lock()
+	defer runs.Unlock()
+	runs.n[key]++
+	return runs.n[key]
+}
+
+func runCount(key string) int {
+	runs.Lock()
+	defer runs.Unlock()
+	return runs.n[key]
+}
+
+type Keyed struct {
+	Key   string
+	Sleep time.Duration
+}
+
+var (
+	double = pool.Register("natsjobs.double", func(_ context.Context, in Num) (int, error) {
+		return 2 * in.N, nil
+	})
+	flaky = pool.Register("natsjobs.flaky", func(_ context.Context, in Keyed) (string, error) {
+		if ran(in.Key) == 1 {
+			return "", errors.New("flake")
+		}
+		return "fine", nil
+	})
+	always = pool.Register("natsjobs.always", func(_ context.Context, in Keyed) (string, error) {
+		ran(in.Key)
+		return "", errors.New("still broken")
+	})
+	permanent = pool.Register("natsjobs.permanent", func(_ context.Context, in Keyed) (string, error) {
+		ran(in.Key)
+		return "", natsjobs.Permanent(errors.New("bad input, not worth retrying"))
+	})
+	panicky = pool.Register("natsjobs.panicky", func(_ context.Context, in Keyed) (string, error) {
+		ran(in.Key)
+		panic("boom in the task")
+	})
+	// sleepy runs for in.Sleep, or until its ctx ends.
+	sleepy = pool.Register("natsjobs.sleepy", func(ctx context.Context, in Keyed) (string, error) {
+		ran(in.Key)
+		select {
+		case <-time.After(in.Sleep):
+			return "slept", nil
+		case <-ctx.Done():
+			return "", context.Cause(ctx)
+		}
+	})
+	withChan = pool.Register("natsjobs.withchan", func(_ context.Context, in struct{ C chan int }) (int, error) {
+		return 0, nil
+	})
+	// Second is the input of a later build of a task whose In was First.
+	second = pool.Register("natsjobs.second", func(_ context.Context, in Second) (string, error) {
+		return in.Name + "/" + in.Added, nil
+	})
+)
+
+type First struct{ Name string }
+
+type Second struct {
+	Added string
+	Name  string
+}

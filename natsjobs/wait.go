@@ -1,0 +1,58 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/offloadgo/offload/internal/codec"
+	"github.com/offloadgo/offload/pool"
+)
+
+// Wait blocks until job id ends, or ctx does, and returns its output. A
+// dead job's error matches ErrDead and ends with the last attempt's
+// error; a canceled job's matches ErrCanceled; an unknown one's
+// ErrNotFound; a Wait on a closed Queue returns ErrQueueClosed. Wait
+// doesn't poll: it hears of the job's changes through the queue's one
+// watch on its status bucket.
+func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], id ID) (Out, error) {
+	var zero Out
+	if !validID(id) {
+		return zero, ErrNotFound
+	}
+	sub, err := q.watch.subscribe(ctx, id)
+	if err != nil {
+		return zero, err
+	}
+	defer q.watch.unsubscribe(sub)
+	for {
+		r, _, err := q.record(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if _, err := q.queued(ctx, id); err != nil {
+				return zero, err
+			}
+		case err != nil:
+			return zero, err
+		case r.Task != task.Name():
+			return zero, fmt.Errorf("natsjobs: job %s is of task %q, not %q", id, r.Task, task.Name())
+		case r.State == Succeeded:
+			var out Out
+			if err := codec.Unmarshal(r.Out, &out); err != nil {
+				return zero, fmt.Errorf("natsjobs: decode output of job %s: %w", id, err)
+			}
+			return out, nil
+		case r.State == Dead:
+			return zero, fmt.Errorf("%w: %s", ErrDead, r.Err)
+		case r.State == Canceled:
+			return zero, ErrCanceled
+		}
+		select {
+		case <-sub.changed:
+		case <-sub.done:
+			return zero, ErrQueueClosed
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package natsjobs
+
+import (
+	"context"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// watcher is a queue's one watch on its status bucket, shared by every
+// Wait and every running job of Serve: each subscribes to an id and
+// hears when that id's record changes. It starts with the first
+// subscriber and ends with Close.
+type watcher struct {
+	q *Queue
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    context.CancelFunc
+	done    chan struct{}
+	subs    map[ID]map[*subscription]struct{}
+}
+
+// subscription hears of changes to one id's record: changed receives a
+// token (dropped if one waits already) at each; done closes with the
+// watcher.
+type subscription struct {
+	id      ID
+	changed chan struct{}
+	done    <-chan struct{}
+}
+
+// subscribe starts hearing of id's changes, starting the watcher first
+// if need be; the caller reads the record after subscribing, so that no
+// change falls between.
+func (w *watcher) subscribe(ctx context.Context, id ID) (*subscription, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, ErrQueueClosed
+	}
+	if !w.started {
+		if err := w.start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s := &subscription{id: id, changed: make(chan struct{}, 1), done: w.done}
+	if w.subs[id] == nil {
+		w.subs[id] = map[*subscription]struct{}{}
+	}
+	w.subs[id][s] = struct{}{}
+	return s, nil
+}
+
+func (w *watcher) unsubscribe(s *subscription) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.subs[s.id], s)
+	if len(w.subs[s.id]) == 0 {
+		delete(w.subs, s.id)
+	}
+}
+
+// start starts watching; w.mu is held. The watch is created under ctx
+// but lives until Close.
+func (w *watcher) start(ctx context.Context) error {
+	life, stop := context.WithCancel(context.WithoutCancel(ctx))
+	kw, err := w.q.statuses.WatchAll(life, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	if err != nil {
+		stop()
+		return err
+	}
+	w.started, w.stop, w.done = true, stop, make(chan struct{})
+	w.subs = map[ID]map[*subscription]struct{}{}
+	go w.run(life, kw)
+	return nil
+}
+
+func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
+	defer close(w.done)
+	defer func() { _ = kw.Stop() }()
+	for {
+		select {
+		case <-life.Done():
+			return
+		case e, ok := <-kw.Updates():
+			if !ok {
+				return
+			}
+			if e != nil {
+				w.notify(ID(e.Key()))
+			}
+		}
+	}
+}
+
+func (w *watcher) notify(id ID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for s := range w.subs[id] {
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// close ends the watch and waits for it.
+func (w *watcher) close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.closed = true
+	started, stop, done := w.started, w.stop, w.done
+	w.mu.Unlock()
+	if started {
+		stop()
+		<-done
+	}
+}
