@@ -213,18 +213,32 @@ func (q *Queue) Status(ctx context.Context, id ID) (Status, error) {
 	if !validID(id) {
 		return Status{}, ErrNotFound
 	}
-	r, _, err := q.record(ctx, id)
-	if err == nil {
-		return r.status(id), nil
-	}
-	if !errors.Is(err, ErrNotFound) {
-		return Status{}, err
-	}
-	m, err := q.queued(ctx, id)
+	r, queued, err := q.lookup(ctx, id)
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{ID: id, Task: m.Header.Get(headerTask), State: Queued, Enqueued: m.Time}, nil
+	if queued != nil {
+		return Status{ID: id, Task: queued.Header.Get(headerTask), State: Queued, Enqueued: queued.Time}, nil
+	}
+	return r.status(id), nil
+}
+
+// lookup returns id's record, or, while it has none, its message in the
+// work stream (queued). A job is always in one or the other: its record
+// is written before its message is acked; so a job that left the stream
+// between the two reads has a record when read again.
+func (q *Queue) lookup(ctx context.Context, id ID) (r record, queued *jetstream.RawStreamMsg, err error) {
+	for range 2 {
+		r, _, err = q.record(ctx, id)
+		if !errors.Is(err, ErrNotFound) {
+			return r, nil, err
+		}
+		queued, err = q.queued(ctx, id)
+		if !errors.Is(err, ErrNotFound) {
+			return r, queued, err
+		}
+	}
+	return r, nil, ErrNotFound
 }
 
 // validID reports whether id could be one Enqueue returned: a subject
@@ -240,4 +254,3 @@ func validID(id ID) bool {
 	}
 	return true
 }
-

@@ -2,7 +2,6 @@ package natsjobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/offloadgo/offload/internal/codec"
@@ -26,14 +25,12 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 	}
 	defer q.watch.unsubscribe(sub)
 	for {
-		r, _, err := q.record(ctx, id)
+		r, queued, err := q.lookup(ctx, id)
 		switch {
-		case errors.Is(err, ErrNotFound):
-			if _, err := q.queued(ctx, id); err != nil {
-				return zero, err
-			}
 		case err != nil:
 			return zero, err
+		case queued != nil:
+			// No record yet: the first is written when a worker takes it.
 		case r.Task != task.Name():
 			return zero, fmt.Errorf("natsjobs: job %s is of task %q, not %q", id, r.Task, task.Name())
 		case r.State == Succeeded:
