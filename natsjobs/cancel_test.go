@@ -17,7 +17,7 @@ func TestCancelQueued(t *testing.T) {
 	_, nc := startJetStream(t)
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
-	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: t.Name()})
+	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t)})
 	require.NoError(t, err)
 	require.NoError(t, q.Cancel(ctx, id))
 	assert.Zero(t, queuedJobs(t, nc), "out of the work stream")
@@ -33,7 +33,7 @@ func TestCancelQueued(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Canceled, st.State)
 	assert.Zero(t, st.Attempt)
-	assert.Zero(t, runCount(t.Name()))
+	assert.Zero(t, runCount(key(t)))
 }
 
 // A running job cancelled has its ctx cancelled, and ends Canceled.
@@ -43,9 +43,9 @@ func TestCancelRunning(t *testing.T) {
 	q := open(t, nc, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
-	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: t.Name(), Sleep: time.Minute})
+	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Minute})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return runCount(t.Name()) == 1 }, 20*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
 	require.NoError(t, q.Cancel(ctx, id))
 	_, err = natsjobs.Wait(ctx, q, sleepy, id)
 	require.ErrorIs(t, err, natsjobs.ErrCanceled)
@@ -53,7 +53,7 @@ func TestCancelRunning(t *testing.T) {
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Canceled, st.State)
-	assert.Equal(t, 1, runCount(t.Name()))
+	assert.Equal(t, 1, runCount(key(t)))
 	err = q.Cancel(ctx, id)
 	assert.ErrorIs(t, err, natsjobs.ErrEnded)
 

@@ -2,6 +2,7 @@ package natsjobs_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 
 func TestMain(m *testing.M) {
 	pool.Main() // the test binary is also a Subprocess pool's worker
+	if url := os.Getenv(envServeURL); url != "" {
+		os.Exit(serveProcess(url)) // and a worker service (process_test.go)
+	}
 	goleak.VerifyTestMain(m)
 }
 

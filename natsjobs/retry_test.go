@@ -17,7 +17,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	q := open(t, nc, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
-	id, err := natsjobs.Enqueue(ctx, q, flaky, Keyed{Key: t.Name()})
+	id, err := natsjobs.Enqueue(ctx, q, flaky, Keyed{Key: key(t)})
 	require.NoError(t, err)
 	out, err := natsjobs.Wait(ctx, q, flaky, id)
 	require.NoError(t, err)
@@ -26,7 +26,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Succeeded, st.State)
 	assert.Equal(t, 2, st.Attempt)
-	assert.Equal(t, 2, runCount(t.Name()))
+	assert.Equal(t, 2, runCount(key(t)))
 }
 
 // Failures are retried until the job's attempts are spent, then the job
@@ -38,12 +38,12 @@ func TestAttemptsSpentThenDead(t *testing.T) {
 	q := open(t, nc, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
-	id, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: t.Name()}, natsjobs.MaxAttempts(3))
+	id, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, always, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	assert.EqualError(t, err, "natsjobs: job is dead: still broken")
-	assert.Equal(t, 3, runCount(t.Name()))
+	assert.Equal(t, 3, runCount(key(t)))
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Dead, st.State)
@@ -58,7 +58,7 @@ func TestAttemptsSpentThenDead(t *testing.T) {
 	require.NoError(t, q.Retry(ctx, id))
 	_, err = natsjobs.Wait(ctx, q, always, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.Equal(t, 6, runCount(t.Name()), "three attempts again")
+	assert.Equal(t, 6, runCount(key(t)), "three attempts again")
 	dead, err = q.List(ctx, natsjobs.Dead, 10)
 	require.NoError(t, err)
 	assert.Len(t, dead, 1, "one copy of the job, dead again")
@@ -104,7 +104,7 @@ func TestDeadAtOnce(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testCtx(t)
-			c.in.Key = t.Name()
+			c.in.Key = key(t)
 			id, err := natsjobs.Enqueue(ctx, q, c.task, c.in, c.opts...)
 			require.NoError(t, err)
 			_, err = natsjobs.Wait(ctx, q, c.task, id)
@@ -112,7 +112,7 @@ func TestDeadAtOnce(t *testing.T) {
 			for _, text := range c.text {
 				assert.ErrorContains(t, err, text)
 			}
-			assert.Equal(t, c.runs, runCount(t.Name()))
+			assert.Equal(t, c.runs, runCount(key(t)))
 			st, err := q.Status(ctx, id)
 			require.NoError(t, err)
 			assert.Equal(t, c.runs, st.Attempt)

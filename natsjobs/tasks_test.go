@@ -3,7 +3,9 @@ package natsjobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/offloadgo/offload/natsjobs"
@@ -83,3 +85,6 @@ type Second struct {
 	Added string
 	Name  string
 }
+
+// key is a key for runs unique to this run of test t (-count reruns it).
+func key(t *testing.T) string { return fmt.Sprintf("%s@%p", t.Name(), t) }
