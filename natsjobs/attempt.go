@@ -30,6 +30,8 @@ type attempt struct {
 	enqueued    time.Time
 	maxAttempts int
 	timeout     time.Duration
+	// firstDelivery: the job's record most likely doesn't exist yet.
+	firstDelivery bool
 
 	rec record // as this attempt last wrote it
 	rev uint64 // its revision
@@ -148,7 +150,7 @@ func (a *attempt) parse() error {
 	if err != nil {
 		return fmt.Errorf("natsjobs: job %s: %w", a.id, err)
 	}
-	a.enqueued = meta.Timestamp
+	a.enqueued, a.firstDelivery = meta.Timestamp, meta.NumDelivered == 1
 	return nil
 }
 
@@ -196,14 +198,11 @@ func (a *attempt) watchCancel(sub *subscription, stop <-chan struct{}) {
 			return
 		case <-sub.done:
 			return
-		case <-sub.changed:
-		}
-		ctx, cancel := context.WithTimeout(a.ctx, opTimeout)
-		r, _, err := a.s.q.record(ctx, a.id)
-		cancel()
-		if err == nil && r.State == Canceled {
-			a.end(ErrCanceled)
-			return
+		case e := <-sub.changed:
+			if r, err := decodeRecord(e.Value()); err == nil && r.State == Canceled {
+				a.end(ErrCanceled)
+				return
+			}
 		}
 	}
 }

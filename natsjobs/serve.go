@@ -20,6 +20,7 @@ import (
 func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
 	s := &server{q: q, p: p, room: make(chan struct{}, 1), running: map[*attempt]struct{}{}}
 	err := s.pull(ctx)
+	s.fetches.Wait() // they end with ctx; jobs they bring after go back
 	s.drain(o.Drain)
 	return err
 }
@@ -32,8 +33,9 @@ type server struct {
 	mu      sync.Mutex
 	mine    int // jobs taken and not yet out of p (their slot not freed)
 	running map[*attempt]struct{}
-	wg      sync.WaitGroup
-	room    chan struct{} // a token when one of mine frees its slot
+	wg      sync.WaitGroup // the running jobs
+	fetches sync.WaitGroup // the fetches out
+	room    chan struct{}  // a token when one of mine frees its slot
 }
 
 // Pauses of the pull loop: fetchWait bounds one long poll; busyWait is
@@ -45,7 +47,9 @@ const (
 	troubleWait = 100 * time.Millisecond
 )
 
-// pull takes jobs while ctx lasts.
+// pull takes jobs while ctx lasts. Each fetch reserves the slots it asks
+// for and runs in a goroutine of its own, so that a slot freed while a
+// fetch waits for more jobs is asked for by the next one at once.
 func (s *server) pull(ctx context.Context) error {
 	for {
 		n, err := s.waitForRoom(ctx)
@@ -57,20 +61,38 @@ func (s *server) pull(ctx context.Context) error {
 		s.mu.Unlock()
 		fctx, cancel := context.WithTimeout(ctx, fetchWait)
 		batch, err := s.q.workers.Fetch(n, jetstream.FetchContext(fctx))
-		got := 0
-		if err == nil {
-			for m := range batch.Messages() {
-				got++
-				s.start(m)
-			}
-			err = batch.Error()
-		}
-		cancel()
-		s.release(n - got)
-		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, jetstream.ErrNoMessages) {
+		if err != nil {
+			cancel()
+			s.release(n)
 			sleep(ctx, troubleWait)
+			continue
 		}
+		s.fetches.Add(1)
+		go func() {
+			defer s.fetches.Done()
+			defer cancel()
+			s.take(ctx, batch, n)
+		}()
 	}
+}
+
+// take starts the jobs of a fetch of n, and gives back the slots of
+// those that did not come.
+func (s *server) take(ctx context.Context, batch jetstream.MessageBatch, n int) {
+	got := 0
+	for m := range batch.Messages() {
+		if ctx.Err() != nil {
+			_ = m.Nak() // came as Serve stopped: straight back, not after the lease
+			continue
+		}
+		got++
+		s.start(m)
+	}
+	if err := batch.Error(); err != nil && ctx.Err() == nil &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, jetstream.ErrNoMessages) {
+		sleep(ctx, troubleWait) // the server is away: don't ask again at once
+	}
+	s.release(n - got)
 }
 
 // waitForRoom returns how many jobs p has room for now, waiting until it

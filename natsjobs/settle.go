@@ -23,6 +23,14 @@ const claimTries = 5
 func (a *attempt) claim() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
+	if a.firstDelivery {
+		// Most jobs have no record yet: write the first without reading.
+		r := record{Task: a.task, Enqueued: a.enqueued, State: Running, Attempt: 1, Started: time.Now()}
+		if rev, err := a.s.q.putRecord(ctx, a.id, r, 0); err == nil {
+			a.rec, a.rev = r, rev
+			return true
+		}
+	}
 	for range claimTries {
 		r, rev, err := a.s.q.record(ctx, a.id)
 		switch {

@@ -24,8 +24,8 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		return zero, err
 	}
 	defer q.watch.unsubscribe(sub)
+	r, queued, err := q.lookup(ctx, id)
 	for {
-		r, queued, err := q.lookup(ctx, id)
 		switch {
 		case err != nil:
 			return zero, err
@@ -45,7 +45,9 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 			return zero, ErrCanceled
 		}
 		select {
-		case <-sub.changed:
+		case e := <-sub.changed:
+			r, err = decodeRecord(e.Value())
+			queued = nil
 		case <-sub.done:
 			return zero, ErrQueueClosed
 		case <-ctx.Done():

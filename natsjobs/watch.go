@@ -22,12 +22,12 @@ type watcher struct {
 	subs    map[ID]map[*subscription]struct{}
 }
 
-// subscription hears of changes to one id's record: changed receives a
-// token (dropped if one waits already) at each; done closes with the
-// watcher.
+// subscription hears of changes to one id's record: changed holds the
+// latest record written since the subscriber last read it (an older one
+// is dropped for it); done closes with the watcher.
 type subscription struct {
 	id      ID
-	changed chan struct{}
+	changed chan jetstream.KeyValueEntry
 	done    <-chan struct{}
 }
 
@@ -45,7 +45,7 @@ func (w *watcher) subscribe(ctx context.Context, id ID) (*subscription, error) {
 			return nil, err
 		}
 	}
-	s := &subscription{id: id, changed: make(chan struct{}, 1), done: w.done}
+	s := &subscription{id: id, changed: make(chan jetstream.KeyValueEntry, 1), done: w.done}
 	if w.subs[id] == nil {
 		w.subs[id] = map[*subscription]struct{}{}
 	}
@@ -89,20 +89,23 @@ func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 				return
 			}
 			if e != nil {
-				w.notify(ID(e.Key()))
+				w.notify(e)
 			}
 		}
 	}
 }
 
-func (w *watcher) notify(id ID) {
+// notify hands e to id's subscribers. It alone sends on their channels,
+// under w.mu, so that making room for e always leaves room.
+func (w *watcher) notify(e jetstream.KeyValueEntry) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for s := range w.subs[id] {
+	for s := range w.subs[ID(e.Key())] {
 		select {
-		case s.changed <- struct{}{}:
+		case <-s.changed:
 		default:
 		}
+		s.changed <- e
 	}
 }
 
