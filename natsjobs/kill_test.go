@@ -4,10 +4,14 @@ package natsjobs_test
 
 import (
 	"os"
+	"os/exec"
+	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -80,4 +84,59 @@ func TestWorkerPausedPastItsLease(t *testing.T) {
 	out, err = natsjobs.Wait(ctx, q, pid, id)
 	require.NoError(t, err)
 	assert.Equal(t, os.Getpid(), out, "still attempt 2's outcome")
+}
+
+// Worker services stopped one after the other (SIGTERM, Drain) and
+// started again while jobs run lose none and run none twice.
+func TestRollingRestartOfWorkers(t *testing.T) {
+	t.Parallel()
+	const jobs = 200
+	s, q := startListening(t)
+	nc, err := nats.Connect(s.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	var mu sync.Mutex
+	ran := map[string]int{}
+	sub, err := nc.Subscribe(ranSubject, func(m *nats.Msg) {
+		mu.Lock()
+		ran[string(m.Data)]++
+		mu.Unlock()
+	})
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	require.NoError(t, nc.Flush())
+
+	const lease = 10 * time.Second // long enough that no lease passes
+	workers := []*exec.Cmd{startServeProcess(t, s.ClientURL(), lease), startServeProcess(t, s.ClientURL(), lease)}
+	ctx := testCtx(t)
+	ids := make([]natsjobs.ID, jobs)
+	for i := range ids {
+		ids[i], err = natsjobs.Enqueue(ctx, q, counted, Keyed{Key: strconv.Itoa(i), Sleep: 10 * time.Millisecond})
+		require.NoError(t, err)
+	}
+	ranSoFar := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ran)
+	}
+	for i, w := range workers {
+		require.Eventually(t, func() bool { return ranSoFar() >= 40*(i+1) }, 20*time.Second, time.Millisecond, "stopped mid-queue")
+		require.NoError(t, w.Process.Signal(syscall.SIGTERM))
+		require.NoError(t, w.Wait(), "drained and exited")
+		workers[i] = startServeProcess(t, s.ClientURL(), lease)
+	}
+	for i, id := range ids {
+		out, err := natsjobs.Wait(ctx, q, counted, id)
+		require.NoError(t, err)
+		require.Equal(t, strconv.Itoa(i), out)
+		st, err := q.Status(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, 1, st.Attempt, "job %d", i)
+	}
+	require.Eventually(t, func() bool { return ranSoFar() == jobs }, 20*time.Second, 10*time.Millisecond, "every job ran")
+	mu.Lock()
+	defer mu.Unlock()
+	for k, n := range ran {
+		assert.Equal(t, 1, n, "job %s ran once", k)
+	}
 }

@@ -42,6 +42,21 @@ var pid = pool.Register("natsjobs.pid", func(ctx context.Context, in PidIn) (int
 	}
 })
 
+// ranSubject hears, from counted, the key of each run.
+const ranSubject = "natsjobs.test.ran"
+
+// reportTo is a worker service's connection, on which counted reports.
+var reportTo *nats.Conn
+
+// counted reports its run, by in.Key, after in.Sleep.
+var counted = pool.Register("natsjobs.counted", func(ctx context.Context, in Keyed) (string, error) {
+	time.Sleep(in.Sleep)
+	if reportTo != nil {
+		_ = reportTo.Publish(ranSubject, []byte(in.Key))
+	}
+	return in.Key, nil
+})
+
 func serveProcess(url string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -52,6 +67,7 @@ func serveProcess(url string) int {
 		return 1
 	}
 	defer nc.Close()
+	reportTo = nc
 	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "jobs", Lease: lease,
 		Backoff: func(int, error) time.Duration { return 10 * time.Millisecond }})
 	if err != nil {
