@@ -48,9 +48,10 @@
 //     with the error, then NakWithDelay; Dead) is written over the
 //     claim's revision before the message is acked, so a crash between
 //     the two leaves a record the next delivery finishes from.
-//   - the dead stream OFFLOAD_JOBS_q_DEAD (MaxAge Retention),
-//     offload.jobs.q.dead.<id>: dead jobs' messages, moved out of the work
-//     stream so they don't count against MaxJobs.
+//   - the dead stream OFFLOAD_JOBS_q_DEAD (MaxAge Retention, one message
+//     per subject), offload.jobs.q.dead.<id>: dead jobs' messages, copied
+//     there before the record says Dead and then acked out of the work
+//     stream, so they don't count against MaxJobs.
 //   - the key bucket OFFLOAD_JOBS_q_KEYS (TTL Retention): Key → id.
 //
 // Wait and Serve's cancellation share one watch of the status bucket per

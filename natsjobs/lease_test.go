@@ -1,6 +1,8 @@
 package natsjobs_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,7 +90,7 @@ func TestGarbageIsDropped(t *testing.T) {
 // Jobs queued when the server restarts are all there after it, and run.
 func TestServerRestartLosesNoJob(t *testing.T) {
 	t.Parallel()
-	const jobs = 500
+	const jobs, publishers = 10_000, 8
 	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer s.Shutdown()
@@ -98,20 +100,39 @@ func TestServerRestartLosesNoJob(t *testing.T) {
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
 	ids := make([]natsjobs.ID, jobs)
-	for i := range ids {
-		ids[i], err = natsjobs.Enqueue(ctx, q, double, Num{i})
-		require.NoError(t, err)
+	var g group
+	for w := range publishers {
+		g.Go(func() error {
+			for i := w; i < jobs; i += publishers {
+				var err error
+				if ids[i], err = natsjobs.Enqueue(ctx, q, double, Num{i}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
+	require.NoError(t, g.Wait())
 	require.NoError(t, s.Restart())
 	require.Eventually(t, func() bool { return nc.IsConnected() }, 20*time.Second, 10*time.Millisecond)
 	assert.EqualValues(t, jobs, queuedJobs(t, nc), "every job stored before the restart")
 
-	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
-	for i, id := range ids {
-		out, err := natsjobs.Wait(ctx, q, double, id)
-		require.NoError(t, err, "job %d", i)
-		require.Equal(t, 2*i, out)
+	serve(t, q, newPool(t, pool.Options{Workers: 8}), natsjobs.ServeOptions{})
+	for w := range publishers {
+		g.Go(func() error {
+			for i := w; i < jobs; i += publishers {
+				out, err := natsjobs.Wait(ctx, q, double, ids[i])
+				if err != nil {
+					return fmt.Errorf("job %d: %w", i, err)
+				}
+				if out != 2*i {
+					return fmt.Errorf("job %d: got %d", i, out)
+				}
+			}
+			return nil
+		})
 	}
+	require.NoError(t, g.Wait())
 }
 
 // A Subprocess pool runs jobs in worker processes (this test binary).
@@ -138,4 +159,26 @@ func TestSubprocessPool(t *testing.T) {
 	_, err = natsjobs.Wait(ctx, q, panicky, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	assert.ErrorContains(t, err, "boom in the task")
+}
+
+// group runs functions and reports the first error, as errgroup does.
+type group struct {
+	wg   sync.WaitGroup
+	once sync.Once
+	err  error
+}
+
+func (g *group) Go(f func() error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := f(); err != nil {
+			g.once.Do(func() { g.err = err })
+		}
+	}()
+}
+
+func (g *group) Wait() error {
+	g.wg.Wait()
+	return g.err
 }

@@ -59,11 +59,12 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsjobs: queue %q: work stream: %w", o.Name, err)
 	}
-	// Dead jobs, moved aside with their input for Retry.
+	// Dead jobs, moved aside with their input for Retry: one copy each.
 	q.dead, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:     base + "_DEAD",
-		Subjects: []string{q.deadSubject("*")},
-		MaxAge:   o.Retention,
+		Name:              base + "_DEAD",
+		Subjects:          []string{q.deadSubject("*")},
+		MaxMsgsPerSubject: 1,
+		MaxAge:            o.Retention,
 		Storage:  jetstream.FileStorage,
 		Replicas: o.Replicas,
 	})

@@ -42,11 +42,8 @@ func (a *attempt) claim() bool {
 		}
 		a.rec, a.rev = r, rev
 		switch {
-		case r.State == Succeeded || r.State == Canceled:
+		case r.State.final():
 			_ = a.m.Ack() // ended before: a Cancel, or an ack that was lost
-			return false
-		case r.State == Dead:
-			a.moveAside(ctx)
 			return false
 		case r.Attempt >= a.maxAttempts:
 			a.bury(ctx, fmt.Sprintf("natsjobs: the worker running attempt %d of %d stopped heartbeating (killed, or paused past its lease); last error: %s",
@@ -115,29 +112,33 @@ func (a *attempt) write(ctx context.Context, r record, then func()) {
 	then()
 }
 
-// bury ends the job Dead with text, then moves it aside.
+// bury ends the job Dead with text: it copies the job aside first, so
+// that a job that reads as Dead can be listed and retried at once, then
+// writes its record, then acks it.
 func (a *attempt) bury(ctx context.Context, text string) {
+	if !a.copyAside(ctx) {
+		_ = a.m.NakWithDelay(troubleWait) // its next delivery buries it again
+		return
+	}
 	r := a.rec
 	r.State, r.Err, r.Out, r.Finished = Dead, text, nil, time.Now()
-	a.write(ctx, r, func() { a.moveAside(ctx) })
+	a.write(ctx, r, func() { _ = a.m.Ack() })
 }
 
-// moveAside copies a dead job, input and all, to the dead stream (once
-// per burial: the copy's message id is the record's revision), where it
-// does not count against MaxJobs and Retry finds it, and acks it.
-func (a *attempt) moveAside(ctx context.Context) {
+// copyAside copies the job, input and all, to the dead stream, where it
+// does not count against MaxJobs and Retry finds it. The stream keeps
+// one copy per job: a copy made by an attempt that then lost the job
+// is replaced by the next burial, and read by nobody (List and Retry
+// go by the record).
+func (a *attempt) copyAside(ctx context.Context) bool {
 	msg := &nats.Msg{Subject: a.s.q.deadSubject(a.id), Data: a.m.Data(), Header: nats.Header{}}
 	for _, k := range []string{headerTask, headerMaxAttempts, headerTimeout} {
 		if v := a.m.Headers().Get(k); v != "" {
 			msg.Header.Set(k, v)
 		}
 	}
-	msgID := fmt.Sprintf("%s-%d", a.id, a.rev)
-	if _, err := a.s.q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID)); err != nil {
-		_ = a.m.NakWithDelay(troubleWait) // its next delivery finds it Dead and tries again
-		return
-	}
-	_ = a.m.Ack()
+	_, err := a.s.q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(fmt.Sprintf("%s-%d", a.id, a.rev)))
+	return err == nil
 }
 
 // giveBack undoes the claim's count (the run was not an attempt: the
