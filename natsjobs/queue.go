@@ -65,8 +65,8 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 		Subjects:          []string{q.deadSubject("*")},
 		MaxMsgsPerSubject: 1,
 		MaxAge:            o.Retention,
-		Storage:  jetstream.FileStorage,
-		Replicas: o.Replicas,
+		Storage:           jetstream.FileStorage,
+		Replicas:          o.Replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("natsjobs: queue %q: dead stream: %w", o.Name, err)
