@@ -19,8 +19,9 @@
 // revision of the status record its attempt wrote when it started.
 //
 // A task's error is retried, after Options.Backoff, until the job's
-// attempts are spent; then, or at once for a Permanent error, a panic or
-// an input that doesn't decode, the job is Dead with the error's text,
+// attempts are spent; then, or at once for a Permanent error, a panic,
+// an input that doesn't decode, an input or output over the pool's
+// payload limit or a runtime.Goexit, the job is Dead with the error's text,
 // kept for Retention, listed by List and run again by Retry. An
 // attempt's Timeout is the deadline of the task's ctx. A job of a task
 // the worker's binary lacks goes back, without using an attempt, for a

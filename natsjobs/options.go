@@ -48,6 +48,7 @@ const (
 	defaultMaxAttempts = 5
 	defaultTimeout     = 30 * time.Minute
 	defaultLease       = 30 * time.Second
+	minLease           = 10 * time.Millisecond
 	defaultRetention   = 24 * time.Hour
 )
 
@@ -70,6 +71,9 @@ func (o Options) withDefaults() (Options, error) {
 		if *v == 0 {
 			*v = d
 		}
+	}
+	if o.Lease != 0 && o.Lease < minLease {
+		return o, fmt.Errorf("natsjobs: queue %q: Lease %v is under %v", o.Name, o.Lease, minLease)
 	}
 	set(&o.MaxJobs, defaultMaxJobs)
 	set(&o.MaxAttempts, defaultMaxAttempts)

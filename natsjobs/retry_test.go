@@ -118,3 +118,45 @@ func TestDeadAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// Ends that another attempt would meet again are dead at once: an
+// output over a Subprocess pool's MaxPayload, a runtime.Goexit.
+func TestHopelessEndsAreDeadAtOnce(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	ctx := testCtx(t)
+	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess,
+		Subprocess: pool.SubprocessOptions{MaxPayload: 64 << 10}}), natsjobs.ServeOptions{})
+	id, err := natsjobs.Enqueue(ctx, q, big, 1<<20)
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q, big, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	assert.ErrorContains(t, err, "pool: payload too large")
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Attempt)
+
+	q2 := open(t, nc, natsjobs.Options{Name: "inprocess"})
+	serve(t, q2, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	id, err = natsjobs.Enqueue(ctx, q2, goexit, Keyed{Key: key(t)})
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q2, goexit, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	assert.ErrorContains(t, err, "runtime.Goexit")
+	assert.Equal(t, 1, runCount(key(t)))
+}
+
+func TestOptionsAreChecked(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	for _, o := range []natsjobs.Options{
+		{},
+		{Name: "a.b"},
+		{Name: "x", MaxJobs: -1},
+		{Name: "x", Lease: time.Millisecond},
+	} {
+		_, err := natsjobs.Open(testCtx(t), nc, o)
+		assert.ErrorContains(t, err, "natsjobs: ", "%+v", o)
+	}
+}

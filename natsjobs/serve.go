@@ -12,8 +12,8 @@ import (
 )
 
 // Serve runs q's jobs through pool p until ctx ends, then drains (see
-// ServeOptions.Drain) and returns nil; it returns pool.ErrClosed at once
-// if p closes. It takes only as many jobs as p has free slots, so that
+// ServeOptions.Drain) and returns nil; it returns pool.ErrClosed if p
+// closes, and ErrQueueClosed if q does, after draining. It takes only as many jobs as p has free slots, so that
 // no job waits in a local buffer while its lease runs. Any number of
 // Serves, in any processes, may share a queue; each job runs on one of
 // them at a time (see the package doc for when it runs again).
@@ -102,6 +102,9 @@ func (s *server) waitForRoom(ctx context.Context) (int, error) {
 		l := s.p.Load()
 		if l.Closed {
 			return 0, pool.ErrClosed
+		}
+		if s.q.watch.closed() {
+			return 0, ErrQueueClosed
 		}
 		s.mu.Lock()
 		free := min(l.MaxWorkers-s.mine, l.MaxWorkers-l.InFlight)

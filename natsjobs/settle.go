@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -81,7 +82,7 @@ func (a *attempt) settle(out any, err error, cause error) {
 		r := a.rec
 		r.State, r.Out, r.Err, r.Finished = Succeeded, b, "", time.Now()
 		a.write(ctx, r, func() { _ = a.m.Ack() })
-	case errors.As(err, &pe) || errors.As(err, &perm):
+	case errors.As(err, &pe) || errors.As(err, &perm) || hopeless(err):
 		a.bury(ctx, err.Error())
 	case a.rec.Attempt >= a.maxAttempts:
 		a.bury(ctx, a.errText(err, cause))
@@ -90,6 +91,17 @@ func (a *attempt) settle(out any, err error, cause error) {
 		r.State, r.Err = Retrying, a.errText(err, cause)
 		a.write(ctx, r, func() { _ = a.m.NakWithDelay(a.s.q.o.Backoff(r.Attempt, err)) })
 	}
+}
+
+// hopeless reports whether the pool's err is an end that another
+// attempt would meet again: an input or output over the payload limit,
+// a task that calls runtime.Goexit.
+func hopeless(err error) bool {
+	switch outcome.OfError(err).Kind {
+	case outcome.TooLarge, outcome.Goexit:
+		return true
+	}
+	return false
 }
 
 // errText is a failed attempt's error as recorded.

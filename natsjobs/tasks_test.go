@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -88,3 +89,16 @@ type Second struct {
 
 // key is a key for runs unique to this run of test t (-count reruns it).
 func key(t *testing.T) string { return fmt.Sprintf("%s@%p", t.Name(), t) }
+
+var (
+	// big answers with n bytes.
+	big = pool.Register("natsjobs.big", func(_ context.Context, n int) ([]byte, error) {
+		return make([]byte, n), nil
+	})
+	// goexit ends its goroutine instead of returning.
+	goexit = pool.Register("natsjobs.goexit", func(_ context.Context, in Keyed) (string, error) {
+		ran(in.Key)
+		runtime.Goexit()
+		return "", nil
+	})
+)

@@ -15,8 +15,8 @@ type watcher struct {
 	q *Queue
 
 	mu      sync.Mutex
-	started bool
-	closed  bool
+	started  bool
+	isClosed bool
 	stop    context.CancelFunc
 	done    chan struct{}
 	subs    map[ID]map[*subscription]struct{}
@@ -37,7 +37,7 @@ type subscription struct {
 func (w *watcher) subscribe(ctx context.Context, id ID) (*subscription, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.isClosed {
 		return nil, ErrQueueClosed
 	}
 	if !w.started {
@@ -79,20 +79,40 @@ func (w *watcher) start(ctx context.Context) error {
 
 func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 	defer close(w.done)
-	defer func() { _ = kw.Stop() }()
+	defer func() {
+		if kw != nil {
+			_ = kw.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-life.Done():
 			return
 		case e, ok := <-kw.Updates():
-			if !ok {
-				return
+			if ok {
+				if e != nil {
+					w.notify(e)
+				}
+				continue
 			}
-			if e != nil {
-				w.notify(e)
+			// The watch ended under us (its consumer was lost): watch
+			// again, from what is written from now on. A subscriber
+			// that missed a change meanwhile sees the next.
+			for kw = nil; kw == nil; {
+				if sleep(life, troubleWait); life.Err() != nil {
+					return
+				}
+				kw, _ = w.q.statuses.WatchAll(life, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
 			}
 		}
 	}
+}
+
+// closed reports whether Close has been called.
+func (w *watcher) closed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.isClosed
 }
 
 // notify hands e to id's subscribers. It alone sends on their channels,
@@ -112,11 +132,11 @@ func (w *watcher) notify(e jetstream.KeyValueEntry) {
 // close ends the watch and waits for it.
 func (w *watcher) close() {
 	w.mu.Lock()
-	if w.closed {
+	if w.isClosed {
 		w.mu.Unlock()
 		return
 	}
-	w.closed = true
+	w.isClosed = true
 	started, stop, done := w.started, w.stop, w.done
 	w.mu.Unlock()
 	if started {
