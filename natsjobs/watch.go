@@ -14,12 +14,12 @@ import (
 type watcher struct {
 	q *Queue
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	started  bool
 	isClosed bool
-	stop    context.CancelFunc
-	done    chan struct{}
-	subs    map[ID]map[*subscription]struct{}
+	stop     context.CancelFunc
+	done     chan struct{}
+	subs     map[ID]map[*subscription]struct{}
 }
 
 // subscription hears of changes to one id's record: changed holds the
