@@ -28,6 +28,9 @@ type Queue struct {
 	subject  string // the work stream's subject prefix: subject + id
 
 	watch watcher
+	// life ends with Close: Serves stop pulling then.
+	life    context.Context
+	closeMe context.CancelFunc
 }
 
 // Open binds the queue o.Name on nc's JetStream, creating (or updating to
@@ -44,6 +47,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	}
 	q := &Queue{o: o, js: js, subject: "offload.jobs." + o.Name + ".job."}
 	q.watch.q = q
+	q.life, q.closeMe = context.WithCancel(context.Background())
 	base := "OFFLOAD_JOBS_" + o.Name
 	// Jobs waiting or retrying: removed once acked, bounded by MaxJobs.
 	q.work, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -100,8 +104,10 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 }
 
 // Close ends the queue's watcher: Waits still waiting return
-// ErrQueueClosed. It does not close the connection. Idempotent.
+// ErrQueueClosed, and Serves stop (see Serve). It does not close the
+// connection. Idempotent.
 func (q *Queue) Close() error {
+	q.closeMe()
 	q.watch.close()
 	return nil
 }

@@ -12,15 +12,19 @@ import (
 )
 
 // Serve runs q's jobs through pool p until ctx ends, then drains (see
-// ServeOptions.Drain) and returns nil; it returns pool.ErrClosed if p
-// closes, and ErrQueueClosed if q does, after draining. It takes only as many jobs as p has free slots, so that
-// no job waits in a local buffer while its lease runs. Any number of
-// Serves, in any processes, may share a queue; each job runs on one of
-// them at a time (see the package doc for when it runs again).
+// ServeOptions.Drain) and returns nil. If p closes it stops too, and
+// returns pool.ErrClosed; if q does, ErrQueueClosed. It takes only as
+// many jobs as p has free slots, so that no job waits in a local buffer
+// while its lease runs. Any number of Serves, in any processes, may
+// share a queue; each job runs on one of them at a time (see the package
+// doc for when it runs again).
 func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
 	s := &server{q: q, p: p, room: make(chan struct{}, 1), running: map[*attempt]struct{}{}}
-	err := s.pull(ctx)
-	s.fetches.Wait() // they end with ctx; jobs they bring after go back
+	pulling, stop := context.WithCancel(ctx)
+	defer context.AfterFunc(q.life, stop)()
+	err := s.pull(pulling)
+	stop()
+	s.fetches.Wait() // they end with pulling; jobs they bring after go back
 	s.drain(o.Drain)
 	return err
 }
@@ -53,8 +57,14 @@ const (
 func (s *server) pull(ctx context.Context) error {
 	for {
 		n, err := s.waitForRoom(ctx)
-		if err != nil || ctx.Err() != nil {
+		if err != nil {
 			return err
+		}
+		if ctx.Err() != nil {
+			if s.q.life.Err() != nil {
+				return ErrQueueClosed
+			}
+			return nil
 		}
 		s.mu.Lock()
 		s.mine += n // reserved while the fetch is out
@@ -103,7 +113,7 @@ func (s *server) waitForRoom(ctx context.Context) (int, error) {
 		if l.Closed {
 			return 0, pool.ErrClosed
 		}
-		if s.q.watch.closed() {
+		if s.q.life.Err() != nil {
 			return 0, ErrQueueClosed
 		}
 		s.mu.Lock()

@@ -108,13 +108,6 @@ func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 	}
 }
 
-// closed reports whether Close has been called.
-func (w *watcher) closed() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.isClosed
-}
-
 // notify hands e to id's subscribers. It alone sends on their channels,
 // under w.mu, so that making room for e always leaves room.
 func (w *watcher) notify(e jetstream.KeyValueEntry) {
