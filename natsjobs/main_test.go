@@ -2,6 +2,7 @@ package natsjobs_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -64,8 +65,12 @@ func open(t *testing.T, nc *nats.Conn, o natsjobs.Options) *natsjobs.Queue {
 	return q
 }
 
+// newPool makes a pool that logs nothing (a killed worker is expected).
 func newPool(t *testing.T, o pool.Options) *pool.Pool {
 	t.Helper()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	p, err := pool.New(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })

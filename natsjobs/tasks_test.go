@@ -102,3 +102,9 @@ var (
 		return "", nil
 	})
 )
+
+// stubborn ignores its ctx.
+var stubborn = pool.Register("natsjobs.stubborn", func(_ context.Context, in Keyed) (string, error) {
+	time.Sleep(in.Sleep)
+	return "done", nil
+})
