@@ -75,6 +75,7 @@ func (a *attempt) run() {
 	defer a.freeSlot()
 	if err := a.parse(); err != nil {
 		// Garbage on the jobs' subjects: never retried.
+		a.s.log.Warn("natsjobs: dropped a message that is no job", "queue", a.s.q.o.Name, "subject", a.m.Subject(), "err", err)
 		_ = a.m.TermWithReason(err.Error())
 		return
 	}

@@ -2,6 +2,7 @@ package natsjobs_test
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -78,13 +80,15 @@ func TestGarbageIsDropped(t *testing.T) {
 	msg.Header.Set("Offload-Task", "natsjobs.double")
 	_, err = js.PublishMsg(ctx, msg)
 	require.NoError(t, err)
-	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	var log testkit.Buffer
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	_, err = natsjobs.Wait(ctx, q, double, "badinput")
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	assert.ErrorContains(t, err, `decode input of task "natsjobs.double"`)
 	require.Eventually(t, func() bool { return queuedJobs(t, nc) == 0 }, 20*time.Second, 10*time.Millisecond)
 	_, err = q.Status(ctx, "notask")
 	assert.ErrorIs(t, err, natsjobs.ErrNotFound)
+	assert.Contains(t, log.String(), `level=WARN msg="natsjobs: dropped a message that is no job" queue=jobs subject=offload.jobs.jobs.job.notask err="natsjobs: job notask names no task"`)
 }
 
 // Jobs queued when the server restarts are all there after it, and run.

@@ -2,6 +2,7 @@ package natsjobs
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"regexp"
 	"time"
@@ -125,4 +126,7 @@ type ServeOptions struct {
 	// using an attempt, for another worker to run at once. 0 means none
 	// may: they are handed back at once.
 	Drain time.Duration
+	// Logger hears of what Serve drops: messages on the jobs' subjects
+	// that are no job (at Warn). nil means slog.Default().
+	Logger *slog.Logger
 }

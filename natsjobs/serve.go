@@ -1,8 +1,10 @@
 package natsjobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -19,7 +21,7 @@ import (
 // share a queue; each job runs on one of them at a time (see the package
 // doc for when it runs again).
 func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
-	s := &server{q: q, p: p, room: make(chan struct{}, 1), running: map[*attempt]struct{}{}}
+	s := &server{q: q, p: p, log: cmp.Or(o.Logger, slog.Default()), room: make(chan struct{}, 1), running: map[*attempt]struct{}{}}
 	pulling, stop := context.WithCancel(ctx)
 	defer context.AfterFunc(q.life, stop)()
 	err := s.pull(pulling)
@@ -31,8 +33,9 @@ func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
 
 // server is one Serve: the jobs it runs now.
 type server struct {
-	q *Queue
-	p *pool.Pool
+	q   *Queue
+	p   *pool.Pool
+	log *slog.Logger
 
 	mu      sync.Mutex
 	mine    int // jobs taken and not yet out of p (their slot not freed)
