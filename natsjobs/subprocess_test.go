@@ -1,6 +1,8 @@
 package natsjobs_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,19 +25,18 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	serve(t, q, p, natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 
-	id, err := natsjobs.Enqueue(ctx, q, stubborn, Keyed{Sleep: time.Minute}, natsjobs.Timeout(100*time.Millisecond), natsjobs.MaxAttempts(1))
+	id, err := natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute}, natsjobs.Timeout(100*time.Millisecond), natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, stubborn, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	assert.ErrorContains(t, err, "natsjobs: attempt 1 timed out after 100ms")
 	require.Eventually(t, func() bool { return p.Stats().Terminated == 1 }, 20*time.Second, 5*time.Millisecond, "killed")
 
-	id, err = natsjobs.Enqueue(ctx, q, stubborn, Keyed{Sleep: time.Minute})
+	started := filepath.Join(t.TempDir(), "started")
+	id, err = natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute, Started: started})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		st, err := q.Status(ctx, id)
-		return err == nil && st.State == natsjobs.Running
-	}, 20*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { _, err := os.Stat(started); return err == nil }, 20*time.Second, 5*time.Millisecond,
+		"running in the worker process")
 	require.NoError(t, q.Cancel(ctx, id))
 	_, err = natsjobs.Wait(ctx, q, stubborn, id)
 	require.ErrorIs(t, err, natsjobs.ErrCanceled)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -87,8 +88,30 @@ type Second struct {
 	Name  string
 }
 
+// keys holds each running test's key (see key).
+var keys = struct {
+	sync.Mutex
+	next int
+	of   map[*testing.T]string
+}{of: map[*testing.T]string{}}
+
 // key is a key for runs unique to this run of test t (-count reruns it).
-func key(t *testing.T) string { return fmt.Sprintf("%s@%p", t.Name(), t) }
+func key(t *testing.T) string {
+	keys.Lock()
+	defer keys.Unlock()
+	k, ok := keys.of[t]
+	if !ok {
+		keys.next++
+		k = fmt.Sprintf("%s#%d", t.Name(), keys.next)
+		keys.of[t] = k
+		t.Cleanup(func() {
+			keys.Lock()
+			defer keys.Unlock()
+			delete(keys.of, t)
+		})
+	}
+	return k
+}
 
 var (
 	// big answers with n bytes.
@@ -103,8 +126,20 @@ var (
 	})
 )
 
+// Stubborn is how long stubborn runs, and the file it makes as it
+// starts ("" for none).
+type Stubborn struct {
+	Sleep   time.Duration
+	Started string
+}
+
 // stubborn ignores its ctx.
-var stubborn = pool.Register("natsjobs.stubborn", func(_ context.Context, in Keyed) (string, error) {
+var stubborn = pool.Register("natsjobs.stubborn", func(_ context.Context, in Stubborn) (string, error) {
+	if in.Started != "" {
+		if err := os.WriteFile(in.Started, nil, 0o600); err != nil {
+			return "", err
+		}
+	}
 	time.Sleep(in.Sleep)
 	return "done", nil
 })
