@@ -20,7 +20,9 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-const processLease = 300 * time.Millisecond
+// processLease is the worker services' lease: a heartbeat every third of it,
+// which a busy machine keeps up with.
+const processLease = time.Second
 
 func startListening(t *testing.T) (*embedded.Server, *natsjobs.Queue) {
 	t.Helper()
@@ -62,7 +64,7 @@ func TestWorkerPausedPastItsLease(t *testing.T) {
 	s, q := startListening(t)
 	worker := startServeProcess(t, s.ClientURL(), processLease)
 	ctx := testCtx(t)
-	id, err := natsjobs.Enqueue(ctx, q, pid, PidIn{There: 500 * time.Millisecond})
+	id, err := natsjobs.Enqueue(ctx, q, pid, PidIn{There: 2 * time.Second})
 	require.NoError(t, err)
 	waitRunning(t, q, id, 1)
 	require.NoError(t, worker.Process.Signal(syscall.SIGSTOP))

@@ -23,11 +23,11 @@ import (
 func TestLongJobHeartbeatsAndRunsOnce(t *testing.T) {
 	t.Parallel()
 	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Lease: 200 * time.Millisecond})
+	q := open(t, nc, natsjobs.Options{Lease: 500 * time.Millisecond})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
-	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Second})
+	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 1500 * time.Millisecond})
 	require.NoError(t, err)
 	out, err := natsjobs.Wait(ctx, q, sleepy, id)
 	require.NoError(t, err)
