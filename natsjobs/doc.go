@@ -26,7 +26,14 @@
 // attempt's Timeout is the deadline of the task's ctx. A job of a task
 // the worker's binary lacks goes back, without using an attempt, for a
 // worker that has it (Dead after an hour without one). Messages on the
-// jobs' subjects that are no job are dropped, never retried.
+// jobs' subjects that are no job are logged and dropped, never retried.
+//
+// Cancel stops a job wherever it is: a queued one never runs, a running
+// one has its ctx cancelled. When a Serve stops, its running jobs have
+// ServeOptions.Drain to finish; the rest are cancelled and go back at
+// once without using an attempt (to run again, from the start). A
+// rolling restart of worker services loses no job, and runs none twice
+// whose run fits in Drain.
 //
 // # Design
 //
@@ -37,7 +44,10 @@
 //     Enqueue is its one publish, with the id as Nats-Msg-Id; the task's
 //     name and the job's options are headers, the input the body, as
 //     msgpack with struct fields by name (so a queued job still decodes
-//     into an In that gained a field).
+//     into an In that gained or lost a field). msgpack rather than JSON:
+//     a task's In and Out already cross to worker processes as msgpack
+//     (Register's contract), []byte stays bytes, and the codec decodes
+//     bytes from elsewhere with bounded lengths and depth.
 //   - its durable pull consumer "workers", shared by every Serve: AckWait
 //     is the lease, renewed with InProgress; it redelivers without limit,
 //     since attempts are counted in the status record, not by deliveries

@@ -14,8 +14,8 @@ import (
 	"github.com/offloadgo/offload/internal/codec"
 )
 
-// Queue is a queue of durable jobs on JetStream, bound by Open. Safe for
-// concurrent use. Close it when done: it ends the watcher that Wait and
+// Queue is a queue of durable jobs on JetStream, bound by Open (its zero
+// value is not usable). Safe for concurrent use. Close it when done: it ends the watcher that Wait and
 // Serve share.
 type Queue struct {
 	o        Options
