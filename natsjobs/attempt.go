@@ -159,7 +159,8 @@ func (a *attempt) parse() error {
 // has it, without using an attempt, and buries it once none has for
 // unknownTaskGrace.
 func (a *attempt) unknownTask() {
-	if time.Since(a.enqueued) < unknownTaskGrace {
+	grace := a.s.q.unknownTaskGrace
+	if time.Since(a.enqueued) < grace {
 		_ = a.m.NakWithDelay(unknownTaskDelay)
 		return
 	}
@@ -174,7 +175,7 @@ func (a *attempt) unknownTask() {
 		r = record{Task: a.task, Enqueued: a.enqueued}
 	}
 	a.rec, a.rev = r, rev
-	a.bury(ctx, fmt.Sprintf("natsjobs: no worker had task %q for %v", a.task, unknownTaskGrace))
+	a.bury(ctx, fmt.Sprintf("natsjobs: no worker had task %q for %v", a.task, grace))
 }
 
 // heartbeat renews the job's lease until stop closes.

@@ -66,6 +66,34 @@ func TestUnknownTaskIsNotConsumed(t *testing.T) {
 	assert.EqualValues(t, 1, queuedJobs(t, nc))
 }
 
+// A job of a task no worker has had for the grace (an hour; here, none)
+// is dead, saying so.
+func TestUnknownTaskIsBuriedAfterItsGrace(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	natsjobs.SetUnknownTaskGraceForTest(q, 0)
+	ctx := testCtx(t)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	msg := &nats.Msg{Subject: "offload.jobs.jobs.job.never1", Data: []byte{0x80}, Header: nats.Header{}}
+	msg.Header.Set("Offload-Task", "natsjobs.notinthisbuild")
+	_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID("never1"))
+	require.NoError(t, err)
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	require.Eventually(t, func() bool {
+		st, err := q.Status(ctx, "never1")
+		return err == nil && st.State == natsjobs.Dead
+	}, 20*time.Second, 5*time.Millisecond)
+	st, err := q.Status(ctx, "never1")
+	require.NoError(t, err)
+	assert.Equal(t, `natsjobs: no worker had task "natsjobs.notinthisbuild" for 0s`, st.Err)
+	assert.Zero(t, st.Attempt, "it never ran")
+	dead, err := q.List(ctx, natsjobs.Dead, 10)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+}
+
 // Garbage on the jobs' subjects is dropped, not retried.
 func TestGarbageIsDropped(t *testing.T) {
 	t.Parallel()

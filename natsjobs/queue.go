@@ -26,6 +26,9 @@ type Queue struct {
 	statuses jetstream.KeyValue
 	keys     jetstream.KeyValue
 	subject  string // the work stream's subject prefix: subject + id
+	// unknownTaskGrace is how long a job may wait for a worker that has
+	// its task: unknownTaskGrace, but for tests.
+	unknownTaskGrace time.Duration
 
 	watch watcher
 	// life ends with Close: Serves stop pulling then.
@@ -45,7 +48,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsjobs: %w", err)
 	}
-	q := &Queue{o: o, js: js, subject: "offload.jobs." + o.Name + ".job."}
+	q := &Queue{o: o, js: js, subject: "offload.jobs." + o.Name + ".job.", unknownTaskGrace: unknownTaskGrace}
 	q.watch.q = q
 	q.life, q.closeMe = context.WithCancel(context.Background())
 	base := "OFFLOAD_JOBS_" + o.Name
