@@ -84,21 +84,16 @@ func (a *attempt) run() {
 		a.unknownTask()
 		return
 	}
+	a.s.watchFor(a)
+	defer a.s.unwatch(a)
 	if !a.claim() {
 		return
 	}
-	sub, err := a.s.q.watch.subscribe(a.ctx, a.id)
-	if err != nil {
-		a.giveBack(time.Second)
-		return
-	}
-	defer a.s.q.watch.unsubscribe(sub)
 	stop := make(chan struct{})
-	var background sync.WaitGroup
-	background.Add(2)
-	go func() { defer background.Done(); a.heartbeat(stop) }()
-	go func() { defer background.Done(); a.watchCancel(sub, stop) }()
-	defer background.Wait()
+	var heartbeat sync.WaitGroup
+	heartbeat.Add(1)
+	go func() { defer heartbeat.Done(); a.heartbeat(stop) }()
+	defer heartbeat.Wait()
 	defer close(stop) // after settling: the lease holds until the ack
 
 	runCtx, cancel := context.WithTimeoutCause(a.ctx, a.timeout, errTimedOut)
@@ -188,23 +183,6 @@ func (a *attempt) heartbeat(stop <-chan struct{}) {
 			return
 		case <-t.C:
 			_ = a.m.InProgress()
-		}
-	}
-}
-
-// watchCancel ends the run when Cancel marks the job Canceled.
-func (a *attempt) watchCancel(sub *subscription, stop <-chan struct{}) {
-	for {
-		select {
-		case <-stop:
-			return
-		case <-sub.done:
-			return
-		case e := <-sub.changed:
-			if r, err := decodeRecord(e.Value()); err == nil && r.State == Canceled {
-				a.end(ErrCanceled)
-				return
-			}
 		}
 	}
 }

@@ -65,6 +65,8 @@
 //     stream, so they don't count against MaxJobs.
 //   - the key bucket OFFLOAD_JOBS_q_KEYS (TTL Retention): Key → id.
 //
-// Wait and Serve's cancellation share one watch of the status bucket per
-// Queue: nothing polls per job.
+// Wait watches the status bucket, one watch per Queue: nothing polls per
+// job. Cancel tells the Serves on offload.jobs.q.cancel (core NATS): a
+// worker cut off from the server then runs the job to its end, and its
+// outcome is not written over Canceled.
 package natsjobs

@@ -40,6 +40,9 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 		if _, err := q.putRecord(ctx, id, r, rev); err != nil {
 			continue // changed under us: read it again
 		}
+		// A worker running the job hears it; one cut off from the server
+		// runs it to its end, and its outcome is not written.
+		_ = q.js.Conn().Publish(q.cancelSubject(), []byte(id))
 		// A job waiting in the stream need not count against MaxJobs
 		// until a worker's delivery finds it Canceled.
 		if m, err := q.queued(ctx, id); err == nil {

@@ -15,8 +15,8 @@ import (
 )
 
 // Queue is a queue of durable jobs on JetStream, bound by Open (its zero
-// value is not usable). Safe for concurrent use. Close it when done: it ends the watcher that Wait and
-// Serve share.
+// value is not usable). Safe for concurrent use. Close it when done: it
+// ends the watch that Waits share, and the Serves of it.
 type Queue struct {
 	o        Options
 	js       jetstream.JetStream
@@ -106,7 +106,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	return q, nil
 }
 
-// Close ends the queue's watcher: Waits still waiting return
+// Close ends the queue's watch: Waits still waiting return
 // ErrQueueClosed, and Serves stop (see Serve). It does not close the
 // connection. Idempotent.
 func (q *Queue) Close() error {
@@ -117,6 +117,11 @@ func (q *Queue) Close() error {
 
 // ErrQueueClosed is the error of a Wait on a closed Queue.
 var ErrQueueClosed = errors.New("natsjobs: queue closed")
+
+// cancelSubject is where Cancel tells the Serves of a cancelled job's id
+// (core NATS: a Serve that misses it runs the job to its end, and the
+// job stays Canceled).
+func (q *Queue) cancelSubject() string { return "offload.jobs." + q.o.Name + ".cancel" }
 
 func (q *Queue) deadSubject(id ID) string {
 	return "offload.jobs." + q.o.Name + ".dead." + string(id)

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/offloadgo/offload/pool"
@@ -21,10 +23,16 @@ import (
 // share a queue; each job runs on one of them at a time (see the package
 // doc for when it runs again).
 func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
-	s := &server{q: q, p: p, log: cmp.Or(o.Logger, slog.Default()), room: make(chan struct{}, 1), running: map[*attempt]struct{}{}}
+	s := &server{q: q, p: p, log: cmp.Or(o.Logger, slog.Default()), room: make(chan struct{}, 1),
+		running: map[*attempt]struct{}{}, byID: map[ID]*attempt{}}
+	cancels, err := q.js.Conn().Subscribe(q.cancelSubject(), s.onCancel)
+	if err != nil {
+		return fmt.Errorf("natsjobs: serve queue %q: %w", q.o.Name, err)
+	}
+	defer func() { _ = cancels.Unsubscribe() }()
 	pulling, stop := context.WithCancel(ctx)
 	defer context.AfterFunc(q.life, stop)()
-	err := s.pull(pulling)
+	err = s.pull(pulling)
 	stop()
 	s.fetches.Wait() // they end with pulling; jobs they bring after go back
 	s.drain(o.Drain)
@@ -40,9 +48,10 @@ type server struct {
 	mu      sync.Mutex
 	mine    int // jobs taken and not yet out of p (their slot not freed)
 	running map[*attempt]struct{}
-	wg      sync.WaitGroup // the running jobs
-	fetches sync.WaitGroup // the fetches out
-	room    chan struct{}  // a token when one of mine frees its slot
+	byID    map[ID]*attempt // the running jobs whose id is read, for Cancel
+	wg      sync.WaitGroup  // the running jobs
+	fetches sync.WaitGroup  // the fetches out
+	room    chan struct{}   // a token when one of mine frees its slot
 }
 
 // Pauses of the pull loop: fetchWait bounds one long poll; busyWait is
@@ -198,5 +207,34 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	}
+}
+
+// watchFor makes a Cancel of a's job end its run, from now until
+// unwatch. It is called once a's id is known and before its claim, so
+// that a Cancel either comes before the claim (which then finds the job
+// Canceled) or reaches a here.
+func (s *server) watchFor(a *attempt) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byID[a.id] = a
+}
+
+func (s *server) unwatch(a *attempt) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID[a.id] == a {
+		delete(s.byID, a.id)
+	}
+}
+
+// onCancel hears that Cancel marked a job Canceled: if it runs here, its
+// run ends.
+func (s *server) onCancel(m *nats.Msg) {
+	s.mu.Lock()
+	a := s.byID[ID(m.Data)]
+	s.mu.Unlock()
+	if a != nil {
+		a.end(ErrCanceled)
 	}
 }

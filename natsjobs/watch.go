@@ -8,8 +8,8 @@ import (
 )
 
 // watcher is a queue's one watch on its status bucket, shared by every
-// Wait and every running job of Serve: each subscribes to an id and
-// hears when that id's record changes. It starts with the first
+// Wait: each subscribes to an id and hears when that id's record
+// changes. It starts with the first
 // subscriber and ends with Close.
 type watcher struct {
 	q *Queue
