@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -72,6 +73,7 @@ func newPool(t *testing.T, o pool.Options) *pool.Pool {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	p, err := pool.New(o)
+	testkit.SkipUnsupported(t, err) // Subprocess, where worker processes don't run
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
