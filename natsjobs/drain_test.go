@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +62,35 @@ func TestDrainHandsBackTheRest(t *testing.T) {
 	require.NoError(t, err, "its one attempt was not used up")
 	assert.Equal(t, "slept", out)
 	assert.Equal(t, 2, runCount(key(t)))
+}
+
+// Serve takes no job its pool has no free slot for: with one worker
+// busy, the other jobs stay in the stream, undelivered, their leases not
+// running.
+func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	ctx := testCtx(t)
+	k := key(t)
+	ids := make([]natsjobs.ID, 3)
+	for i := range ids {
+		var err error
+		ids[i], err = natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: k, Sleep: 300 * time.Millisecond})
+		require.NoError(t, err)
+	}
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	cons, err := js.Consumer(ctx, "OFFLOAD_JOBS_jobs", "workers")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
+	info, err := cons.Info(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, info.NumAckPending, "one job out: the one running")
+	assert.EqualValues(t, 2, info.NumPending, "two waiting in the stream")
+	for _, id := range ids {
+		_, err := natsjobs.Wait(ctx, q, sleepy, id)
+		require.NoError(t, err)
+	}
 }
