@@ -26,6 +26,9 @@ func StartCluster(n int, o Options) (*Cluster, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("embedded: a cluster of %d servers, want at least 2", n)
 	}
+	if o.StoreDir != "" {
+		return nil, errors.New("embedded: a Cluster does not run JetStream (Options.StoreDir)")
+	}
 	o.Listen, o.Port = true, 0
 	c := &Cluster{}
 	var seed *url.URL
@@ -43,13 +46,13 @@ func StartCluster(n int, o Options) (*Cluster, error) {
 		}
 		c.Servers = append(c.Servers, s)
 		if seed == nil {
-			seed = &url.URL{Scheme: "nats", Host: s.s.ClusterAddr().String()}
+			seed = &url.URL{Scheme: "nats", Host: s.current().ClusterAddr().String()}
 		}
 	}
 	for end := time.Now().Add(startTimeout); ; time.Sleep(10 * time.Millisecond) {
 		routed := true
 		for _, s := range c.Servers {
-			routed = routed && s.s.NumRemotes() >= n-1
+			routed = routed && s.current().NumRemotes() >= n-1
 		}
 		if routed {
 			return c, nil

@@ -1,8 +1,9 @@
 // Package embedded runs a NATS server inside the process: the
-// single-machine default for Remote pools, and the servers their tests
-// need. By default the server has no listener at all and is reached only
-// through Connect's in-process connection; on request it also listens on
-// 127.0.0.1, alone or in a cluster of servers routed over loopback. It is
+// single-machine default for Remote pools and durable jobs (natsjobs), and
+// the servers their tests need. By default the server has no listener at
+// all and is reached only through Connect's in-process connection; on
+// request it also listens on 127.0.0.1, alone or in a cluster of servers
+// routed over loopback, and runs JetStream on a store directory. It is
 // the only package of the module that links the NATS server: a program
 // that connects to a NATS system of its own need not import it.
 package embedded
@@ -12,6 +13,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -40,6 +43,12 @@ type Options struct {
 	// tls.RequireAndVerifyClientCert and ClientCAs, clients must show a
 	// certificate). Connect's in-process connection does not use it.
 	TLS *tls.Config
+	// StoreDir, when set, runs JetStream, keeping its streams in this
+	// directory (created if missing): what natsjobs needs. A server
+	// started again on the same directory (Restart, or Start in another
+	// process) finds the streams as they were stored. "" means no
+	// JetStream. A Cluster does not take it.
+	StoreDir string
 }
 
 // User is a NATS user of a Server, and what it may do: the subjects (with
@@ -74,7 +83,11 @@ const startTimeout = 10 * time.Second
 // Server is a NATS server running in this process. Make it with Start;
 // end it with Shutdown. Safe for concurrent use.
 type Server struct {
-	s *server.Server
+	o         Options
+	configure func(*server.Options)
+
+	mu sync.Mutex
+	s  *server.Server
 }
 
 // Start starts a server and returns once it takes connections (at most
@@ -84,6 +97,16 @@ func Start(o Options) (*Server, error) {
 }
 
 func start(o Options, configure func(*server.Options)) (*Server, error) {
+	s, err := run(o, configure)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{o: o, configure: configure, s: s}, nil
+}
+
+// run starts a NATS server as o and configure say and returns once it
+// takes connections.
+func run(o Options, configure func(*server.Options)) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName: "offload-embedded",
 		Host:       "127.0.0.1",
@@ -111,6 +134,9 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 		opts.TLSConfig, opts.TLS, opts.TLSTimeout = o.TLS, true, 5
 		opts.TLSVerify = o.TLS.ClientAuth == tls.RequireAndVerifyClientCert
 	}
+	if o.StoreDir != "" {
+		opts.JetStream, opts.StoreDir = true, o.StoreDir
+	}
 	if configure != nil {
 		configure(opts)
 	}
@@ -124,7 +150,38 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 		s.WaitForShutdown()
 		return nil, errors.New("embedded: the NATS server did not start within 10 s")
 	}
-	return &Server{s: s}, nil
+	return s, nil
+}
+
+// Restart stops the server, as Shutdown does, and starts it again with
+// the same options, on the same port if it listens (the one the kernel
+// picked, if Port was 0) and on the same store directory: clients that
+// reconnect by URL find it where it was, and JetStream finds its streams
+// as they were stored. Connections made by Connect end with the old
+// server; make new ones. It returns once the new server takes
+// connections (at most 10 s); on an error the server stays stopped.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.o
+	if addr, ok := s.s.Addr().(*net.TCPAddr); ok {
+		o.Port = addr.Port
+	}
+	s.s.Shutdown()
+	s.s.WaitForShutdown()
+	ns, err := run(o, s.configure)
+	if err != nil {
+		return err
+	}
+	s.s = ns
+	return nil
+}
+
+// current is the running NATS server: another after a Restart.
+func (s *Server) current() *server.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s
 }
 
 // allowed is a permission's allow list: nats-server reads an empty one as
@@ -140,21 +197,23 @@ func allowed(subjects []string) []string {
 // listens or not. opts are nats.Connect's; the connection is the
 // caller's to close, before Shutdown.
 func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
-	return nats.Connect("", append([]nats.Option{nats.InProcessServer(s.s)}, opts...)...)
+	return nats.Connect("", append([]nats.Option{nats.InProcessServer(s.current())}, opts...)...)
 }
 
 // ClientURL is the URL other processes connect to (nats://127.0.0.1:port),
 // or "" for a server without a listener.
 func (s *Server) ClientURL() string {
-	if s.s.Addr() == nil {
+	ns := s.current()
+	if ns.Addr() == nil {
 		return ""
 	}
-	return s.s.ClientURL()
+	return ns.ClientURL()
 }
 
 // Shutdown stops the server, closing its connections, and returns once
 // it has stopped. It is idempotent.
 func (s *Server) Shutdown() {
-	s.s.Shutdown()
-	s.s.WaitForShutdown()
+	ns := s.current()
+	ns.Shutdown()
+	ns.WaitForShutdown()
 }

@@ -1,0 +1,66 @@
+package natsjobs_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/pool"
+)
+
+// A queued job cancelled never runs; cancelling it again says it ended.
+func TestCancelQueued(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t)})
+	require.NoError(t, err)
+	require.NoError(t, q.Cancel(ctx, id))
+	assert.Zero(t, queuedJobs(t, nc), "out of the work stream")
+	err = q.Cancel(ctx, id)
+	require.ErrorIs(t, err, natsjobs.ErrEnded)
+	assert.ErrorContains(t, err, "canceled")
+	assert.ErrorIs(t, q.Cancel(ctx, "nosuchjob"), natsjobs.ErrNotFound)
+
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	_, err = natsjobs.Wait(ctx, q, sleepy, id)
+	require.ErrorIs(t, err, natsjobs.ErrCanceled)
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Canceled, st.State)
+	assert.Zero(t, st.Attempt)
+	assert.Zero(t, runCount(key(t)))
+}
+
+// A running job cancelled has its ctx cancelled, and ends Canceled.
+func TestCancelRunning(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Minute})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
+	require.NoError(t, q.Cancel(ctx, id))
+	_, err = natsjobs.Wait(ctx, q, sleepy, id)
+	require.ErrorIs(t, err, natsjobs.ErrCanceled)
+	require.Eventually(t, func() bool { return queuedJobs(t, nc) == 0 }, 20*time.Second, 5*time.Millisecond, "acked once its run ended")
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Canceled, st.State)
+	assert.Equal(t, 1, runCount(key(t)))
+	err = q.Cancel(ctx, id)
+	assert.ErrorIs(t, err, natsjobs.ErrEnded)
+
+	// The worker is free again.
+	id, err = natsjobs.Enqueue(ctx, q, double, Num{2})
+	require.NoError(t, err)
+	out, err := natsjobs.Wait(ctx, q, double, id)
+	require.NoError(t, err)
+	assert.Equal(t, 4, out)
+}

@@ -1,0 +1,47 @@
+package natsjobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/pool"
+)
+
+// Serve stops when its pool or its queue closes, and says which.
+func TestServeStopsWhenItsPoolOrQueueCloses(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	p := newPool(t, pool.Options{Workers: 1})
+	done := make(chan error, 1)
+	go func() { done <- natsjobs.Serve(context.Background(), q, p, natsjobs.ServeOptions{}) }()
+	require.NoError(t, p.Close())
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, pool.ErrClosed)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve went on after its pool closed")
+	}
+
+	p = newPool(t, pool.Options{Workers: 1})
+	go func() { done <- natsjobs.Serve(context.Background(), q, p, natsjobs.ServeOptions{}) }()
+	// Closed while Serve waits for jobs, its fetch out.
+	id, err := natsjobs.Enqueue(testCtx(t), q, double, Num{1})
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(testCtx(t), q, double, id)
+	require.NoError(t, err)
+	require.NoError(t, q.Close())
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, natsjobs.ErrQueueClosed)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve went on after its queue closed")
+	}
+	_, err = natsjobs.Wait(testCtx(t), q, double, "anyid")
+	assert.ErrorIs(t, err, natsjobs.ErrQueueClosed)
+}

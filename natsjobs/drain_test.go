@@ -1,0 +1,96 @@
+package natsjobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/pool"
+)
+
+// When Serve's ctx ends, a job that finishes within Drain finishes there.
+func TestDrainLetsARunningJobFinish(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond})
+	require.NoError(t, err)
+	serveCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{Drain: 20 * time.Second})
+	}()
+	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
+	stop()
+	require.NoError(t, <-done)
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Succeeded, st.State, "finished before Serve returned")
+	assert.Equal(t, 1, st.Attempt)
+}
+
+// A job still running when Drain ends is cancelled and handed back
+// without using an attempt: the next worker runs it as attempt 1.
+func TestDrainHandsBackTheRest(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond}, natsjobs.MaxAttempts(1))
+	require.NoError(t, err)
+	serveCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	}()
+	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
+	stop()
+	require.NoError(t, <-done)
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Queued, st.State, "handed back")
+	assert.Zero(t, st.Attempt)
+
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	out, err := natsjobs.Wait(ctx, q, sleepy, id)
+	require.NoError(t, err, "its one attempt was not used up")
+	assert.Equal(t, "slept", out)
+	assert.Equal(t, 2, runCount(key(t)))
+}
+
+// Serve takes no job its pool has no free slot for: with one worker
+// busy, the other jobs stay in the stream, undelivered, their leases not
+// running.
+func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	ctx := testCtx(t)
+	k := key(t)
+	ids := make([]natsjobs.ID, 3)
+	for i := range ids {
+		var err error
+		ids[i], err = natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: k, Sleep: 300 * time.Millisecond})
+		require.NoError(t, err)
+	}
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	cons, err := js.Consumer(ctx, "OFFLOAD_JOBS_jobs", "workers")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
+	info, err := cons.Info(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, info.NumAckPending, "one job out: the one running")
+	assert.EqualValues(t, 2, info.NumPending, "two waiting in the stream")
+	for _, id := range ids {
+		_, err := natsjobs.Wait(ctx, q, sleepy, id)
+		require.NoError(t, err)
+	}
+}

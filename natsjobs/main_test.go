@@ -1,0 +1,92 @@
+package natsjobs_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/offloadgo/offload/internal/testkit"
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+func TestMain(m *testing.M) {
+	pool.Main() // the test binary is also a Subprocess pool's worker
+	if url := os.Getenv(envServeURL); url != "" {
+		os.Exit(serveProcess(url)) // and a worker service (process_test.go)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// testCtx bounds a test.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+type natsServer = embedded.Server
+
+func embeddedStart(dir string) (*embedded.Server, error) {
+	return embedded.Start(embedded.Options{StoreDir: dir})
+}
+
+// startJetStream starts a server with JetStream on a store directory of
+// the test's, and connects to it.
+func startJetStream(t *testing.T) (*embedded.Server, *nats.Conn) {
+	t.Helper()
+	s, err := embedded.Start(embedded.Options{StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(s.Shutdown)
+	nc, err := s.Connect()
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return s, nc
+}
+
+// open opens a queue with fast retries unless o says otherwise.
+func open(t *testing.T, nc *nats.Conn, o natsjobs.Options) *natsjobs.Queue {
+	t.Helper()
+	if o.Name == "" {
+		o.Name = "jobs"
+	}
+	if o.Backoff == nil {
+		o.Backoff = func(int, error) time.Duration { return 10 * time.Millisecond }
+	}
+	q, err := natsjobs.Open(testCtx(t), nc, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = q.Close() })
+	return q
+}
+
+// newPool makes a pool that logs nothing (a killed worker is expected).
+func newPool(t *testing.T, o pool.Options) *pool.Pool {
+	t.Helper()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	p, err := pool.New(o)
+	testkit.SkipUnsupported(t, err) // Subprocess, where worker processes don't run
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// serve runs Serve until the test ends.
+func serve(t *testing.T, q *natsjobs.Queue, p *pool.Pool, o natsjobs.ServeOptions) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- natsjobs.Serve(ctx, q, p, o) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}

@@ -1,0 +1,123 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/offloadgo/offload/pool"
+)
+
+// Cancel cancels job id: a queued or retrying job never runs again; a
+// running one has its ctx cancelled (with ErrCanceled as its cause; a
+// Subprocess pool kills it after TerminateGrace). Either way the job
+// ends Canceled. A job that has ended already is left as it was, and
+// Cancel returns an error matching ErrEnded that says how it ended. It
+// blocks on the server for as long as ctx allows.
+func (q *Queue) Cancel(ctx context.Context, id ID) error {
+	if !validID(id) {
+		return ErrNotFound
+	}
+	for range claimTries {
+		r, rev, err := q.record(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			m, err := q.queued(ctx, id)
+			if err != nil {
+				return err
+			}
+			r = record{Task: m.Header.Get(headerTask), Enqueued: m.Time}
+		} else if err != nil {
+			return err
+		}
+		if r.State.final() {
+			return fmt.Errorf("%w: job %s %s", ErrEnded, id, r.State)
+		}
+		r.State, r.Finished = Canceled, time.Now()
+		if _, err := q.putRecord(ctx, id, r, rev); err != nil {
+			continue // changed under us: read it again
+		}
+		// A worker running the job hears it; one cut off from the server
+		// runs it to its end, and its outcome is not written.
+		_ = q.js.Conn().Publish(q.cancelSubject(), []byte(id))
+		// A job waiting in the stream need not count against MaxJobs
+		// until a worker's delivery finds it Canceled.
+		if m, err := q.queued(ctx, id); err == nil {
+			_ = q.work.DeleteMsg(ctx, m.Sequence)
+		}
+		return nil
+	}
+	return fmt.Errorf("natsjobs: cancel job %s: its status kept changing", id)
+}
+
+// Retry runs dead job id again, from its first attempt, with the input
+// it was enqueued with; its id stays. A job that is not dead is left as
+// it was, and Retry returns an error matching ErrEnded (or ErrNotFound).
+// It blocks on the server for as long as ctx allows.
+func (q *Queue) Retry(ctx context.Context, id ID) error {
+	if !validID(id) {
+		return ErrNotFound
+	}
+	r, rev, err := q.record(ctx, id)
+	if err != nil {
+		return err
+	}
+	if r.State != Dead {
+		return fmt.Errorf("%w: job %s is %s, not dead", ErrEnded, id, r.State)
+	}
+	dead, err := q.dead.GetLastMsgForSubject(ctx, q.deadSubject(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("natsjobs: dead job %s has no copy to run again (not yet moved aside, or past Retention): %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("natsjobs: retry job %s: %w", id, err)
+	}
+	// The record first: a worker that takes the job finds it Queued.
+	queued := record{Task: r.Task, State: Queued, Enqueued: r.Enqueued}
+	if rev, err = q.putRecord(ctx, id, queued, rev); err != nil {
+		return fmt.Errorf("natsjobs: retry job %s: its status changed: %w", id, err)
+	}
+	msg := &nats.Msg{Subject: q.subject + string(id), Data: dead.Data, Header: dead.Header}
+	msg.Header.Del(jetstream.MsgIDHeader)
+	if _, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(fmt.Sprintf("%s-retry-%d", id, rev))); err != nil {
+		_, _ = q.putRecord(context.WithoutCancel(ctx), id, r, rev) // dead again, as it was
+		if full(err) {
+			return fmt.Errorf("natsjobs: retry job %s: queue %q holds MaxJobs jobs: %w", id, q.o.Name, pool.ErrQueueFull)
+		}
+		return fmt.Errorf("natsjobs: retry job %s: %w", id, err)
+	}
+	_ = q.dead.DeleteMsg(ctx, dead.Sequence)
+	return nil
+}
+
+// List returns up to n jobs in state, oldest first. Only Dead is listed
+// for now: the dead stream holds them; other states return an error.
+func (q *Queue) List(ctx context.Context, state State, n int) ([]Status, error) {
+	if state != Dead {
+		return nil, fmt.Errorf("natsjobs: List of %s jobs: only dead jobs are listed", state)
+	}
+	info, err := q.dead.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: list dead jobs: %w", err)
+	}
+	var list []Status
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && len(list) < n && seq > 0; seq++ {
+		m, err := q.dead.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // retried, or deleted
+		}
+		if err != nil {
+			return list, fmt.Errorf("natsjobs: list dead jobs: %w", err)
+		}
+		id := ID(m.Subject[len(q.deadSubject("")):])
+		r, _, err := q.record(ctx, id)
+		if err != nil || r.State != Dead {
+			continue
+		}
+		list = append(list, r.status(id))
+	}
+	return list, nil
+}

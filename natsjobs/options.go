@@ -1,0 +1,132 @@
+package natsjobs
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"regexp"
+	"time"
+)
+
+// Options configure a Queue. Only Name is required; every other zero
+// field takes the default it documents. Every process that opens a queue
+// should give it the same Options: Open makes the streams and the
+// buckets say what the last Open said.
+type Options struct {
+	// Name names the queue: letters, digits, '-' and '_'.
+	Name string
+	// MaxJobs bounds the jobs waiting or retrying; past it Enqueue fails
+	// at once with an error matching pool.ErrQueueFull. Dead jobs don't
+	// count. 0 means 100,000.
+	MaxJobs int
+	// MaxAttempts is how many attempts a job gets unless Enqueue says
+	// otherwise (MaxAttempts). 0 means 5.
+	MaxAttempts int
+	// Backoff is the pause after a failed attempt (the attempt's number,
+	// from 1, and its error) before the next. nil means exponential with
+	// jitter: from 1 s doubling to 10 min, each pause drawn between half
+	// and all of that.
+	Backoff func(attempt int, err error) time.Duration
+	// Timeout bounds each attempt unless Enqueue says otherwise
+	// (Timeout): it becomes the deadline of the task's ctx. 0 means 30
+	// minutes.
+	Timeout time.Duration
+	// Lease is how long a job taken by a worker that stopped
+	// heartbeating (killed, paused, cut off) waits before another worker
+	// gets it. A live worker renews it every Lease/3 however long the job
+	// runs. 0 means 30 s.
+	Lease time.Duration
+	// Retention is how long a job's status and result, a dead job, and
+	// an idempotency Key are kept after their last change. 0 means 24 h.
+	Retention time.Duration
+	// Replicas is how many servers keep each stream and bucket. 0
+	// means 1.
+	Replicas int
+}
+
+const (
+	defaultMaxJobs     = 100_000
+	defaultMaxAttempts = 5
+	defaultTimeout     = 30 * time.Minute
+	defaultLease       = 30 * time.Second
+	minLease           = 10 * time.Millisecond
+	defaultRetention   = 24 * time.Hour
+)
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// withDefaults fills o's zero fields, or says what is wrong with it.
+func (o Options) withDefaults() (Options, error) {
+	if !validName.MatchString(o.Name) {
+		return o, fmt.Errorf("natsjobs: queue name %q: want letters, digits, '-' and '_'", o.Name)
+	}
+	if o.MaxJobs < 0 || o.MaxAttempts < 0 || o.Timeout < 0 || o.Lease < 0 || o.Retention < 0 || o.Replicas < 0 {
+		return o, fmt.Errorf("natsjobs: queue %q: negative option", o.Name)
+	}
+	set := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	setDuration := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if o.Lease != 0 && o.Lease < minLease {
+		return o, fmt.Errorf("natsjobs: queue %q: Lease %v is under %v", o.Name, o.Lease, minLease)
+	}
+	set(&o.MaxJobs, defaultMaxJobs)
+	set(&o.MaxAttempts, defaultMaxAttempts)
+	set(&o.Replicas, 1)
+	setDuration(&o.Timeout, defaultTimeout)
+	setDuration(&o.Lease, defaultLease)
+	setDuration(&o.Retention, defaultRetention)
+	if o.Backoff == nil {
+		o.Backoff = exponentialBackoff
+	}
+	return o, nil
+}
+
+// exponentialBackoff is the default Backoff.
+func exponentialBackoff(attempt int, _ error) time.Duration {
+	d := 10 * time.Minute
+	if attempt >= 1 && attempt < 10 {
+		d = min(d, time.Second<<(attempt-1))
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// EnqueueOption changes one job's defaults (see Key, MaxAttempts,
+// Timeout).
+type EnqueueOption func(*enqueueOptions)
+
+type enqueueOptions struct {
+	key         string
+	maxAttempts int
+	timeout     time.Duration
+}
+
+// Key makes Enqueue idempotent for the queue's Retention: while a job
+// enqueued with key k is remembered, Enqueue with k again stores nothing
+// and returns that job's id. "" means no key.
+func Key(k string) EnqueueOption { return func(o *enqueueOptions) { o.key = k } }
+
+// MaxAttempts gives the job n attempts instead of Options.MaxAttempts.
+func MaxAttempts(n int) EnqueueOption { return func(o *enqueueOptions) { o.maxAttempts = n } }
+
+// Timeout bounds each of the job's attempts to d instead of
+// Options.Timeout.
+func Timeout(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.timeout = d } }
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// Drain is how long running jobs may go on once Serve's ctx ends;
+	// those still running then are cancelled and handed back, without
+	// using an attempt, for another worker to run at once. 0 means none
+	// may: they are handed back at once.
+	Drain time.Duration
+	// Logger hears of what Serve drops: messages on the jobs' subjects
+	// that are no job (at Warn). nil means slog.Default().
+	Logger *slog.Logger
+}

@@ -1,0 +1,271 @@
+package natsjobs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/offloadgo/offload/internal/codec"
+)
+
+// Queue is a queue of durable jobs on JetStream, bound by Open (its zero
+// value is not usable). Safe for concurrent use. Close it when done: it
+// ends the watch that Waits share, and the Serves of it.
+type Queue struct {
+	o        Options
+	js       jetstream.JetStream
+	work     jetstream.Stream
+	dead     jetstream.Stream
+	workers  jetstream.Consumer
+	statuses jetstream.KeyValue
+	keys     jetstream.KeyValue
+	subject  string // the work stream's subject prefix: subject + id
+	// unknownTaskGrace is how long a job may wait for a worker that has
+	// its task: unknownTaskGrace, but for tests.
+	unknownTaskGrace time.Duration
+
+	watch watcher
+	// life ends with Close: Serves stop pulling then.
+	life    context.Context
+	closeMe context.CancelFunc
+}
+
+// Open binds the queue o.Name on nc's JetStream, creating (or updating to
+// o) its streams, buckets and consumer, and returns it. It blocks on the
+// server for as long as ctx allows.
+func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: %w", err)
+	}
+	q := &Queue{o: o, js: js, subject: "offload.jobs." + o.Name + ".job.", unknownTaskGrace: unknownTaskGrace}
+	q.watch.q = q
+	q.life, q.closeMe = context.WithCancel(context.Background())
+	base := "OFFLOAD_JOBS_" + o.Name
+	// Jobs waiting or retrying: removed once acked, bounded by MaxJobs.
+	q.work, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:       base,
+		Subjects:   []string{q.subject + "*"},
+		Retention:  jetstream.WorkQueuePolicy,
+		MaxMsgs:    int64(o.MaxJobs),
+		Discard:    jetstream.DiscardNew,
+		Storage:    jetstream.FileStorage,
+		Replicas:   o.Replicas,
+		Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: queue %q: work stream: %w", o.Name, err)
+	}
+	// Dead jobs, moved aside with their input for Retry: one copy each.
+	q.dead, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:              base + "_DEAD",
+		Subjects:          []string{q.deadSubject("*")},
+		MaxMsgsPerSubject: 1,
+		MaxAge:            o.Retention,
+		Storage:           jetstream.FileStorage,
+		Replicas:          o.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: queue %q: dead stream: %w", o.Name, err)
+	}
+	// Attempts are counted in the status record, not by redeliveries
+	// (which a worker lacking the task, or a full pool, also makes): the
+	// consumer redelivers forever.
+	q.workers, err = q.work.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       "workers",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       o.Lease,
+		MaxDeliver:    -1,
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: queue %q: consumer: %w", o.Name, err)
+	}
+	q.statuses, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: base + "_STATUS", TTL: o.Retention, History: 1, Storage: jetstream.FileStorage, Replicas: o.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: queue %q: status bucket: %w", o.Name, err)
+	}
+	q.keys, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: base + "_KEYS", TTL: o.Retention, History: 1, Storage: jetstream.FileStorage, Replicas: o.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: queue %q: key bucket: %w", o.Name, err)
+	}
+	return q, nil
+}
+
+// Close ends the queue's watch: Waits still waiting return
+// ErrQueueClosed, and Serves stop (see Serve). It does not close the
+// connection. Idempotent.
+func (q *Queue) Close() error {
+	q.closeMe()
+	q.watch.close()
+	return nil
+}
+
+// ErrQueueClosed is the error of a Wait on a closed Queue.
+var ErrQueueClosed = errors.New("natsjobs: queue closed")
+
+// cancelSubject is where Cancel tells the Serves of a cancelled job's id
+// (core NATS: a Serve that misses it runs the job to its end, and the
+// job stays Canceled).
+func (q *Queue) cancelSubject() string { return "offload.jobs." + q.o.Name + ".cancel" }
+
+func (q *Queue) deadSubject(id ID) string {
+	return "offload.jobs." + q.o.Name + ".dead." + string(id)
+}
+
+// The job message's headers, besides Nats-Msg-Id (its id).
+const (
+	headerTask        = "Offload-Task"
+	headerMaxAttempts = "Offload-Max-Attempts"
+	headerTimeout     = "Offload-Timeout"
+)
+
+// record is a job's status record in the status bucket, keyed by its id.
+// A job has none while Queued (the work stream has it); a worker writes
+// one when an attempt starts, and the attempt's outcome over it,
+// conditionally on its revision (see claim).
+type record struct {
+	Task     string    `msgpack:"task"`
+	State    State     `msgpack:"state"`
+	Attempt  int       `msgpack:"attempt"`
+	Err      string    `msgpack:"err,omitempty"`
+	Enqueued time.Time `msgpack:"enqueued"`
+	Started  time.Time `msgpack:"started,omitempty"`
+	Finished time.Time `msgpack:"finished,omitempty"`
+	Out      []byte    `msgpack:"out,omitempty"` // the output's encoding, once Succeeded
+}
+
+func (r record) status(id ID) Status {
+	return Status{ID: id, Task: r.Task, State: r.State, Attempt: r.Attempt, Err: r.Err,
+		Enqueued: r.Enqueued, Started: r.Started, Finished: r.Finished}
+}
+
+// encodeByName is the msgpack of v with structs as maps by field name:
+// a job's input and output may be decoded by another build, whose types
+// have gained or lost a field (the pool's codec sends structs as arrays,
+// by position, between the two ends of one build).
+func encodeByName(v any) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack panicked: %v", r)
+		}
+	}()
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseArrayEncodedStructs(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeRecord(b []byte) (record, error) {
+	var r record
+	if err := codec.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("natsjobs: a corrupt status record: %w", err)
+	}
+	return r, nil
+}
+
+// record returns id's status record and its revision; ErrNotFound if it
+// has none.
+func (q *Queue) record(ctx context.Context, id ID) (record, uint64, error) {
+	e, err := q.statuses.Get(ctx, string(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return record{}, 0, ErrNotFound
+	}
+	if err != nil {
+		return record{}, 0, fmt.Errorf("natsjobs: status of job %s: %w", id, err)
+	}
+	r, err := decodeRecord(e.Value())
+	return r, e.Revision(), err
+}
+
+// putRecord writes id's record over revision rev (0: where it has none),
+// and returns the new revision. It fails with jetstream.ErrKeyExists (or
+// a wrong-sequence error) if rev is not the last.
+func (q *Queue) putRecord(ctx context.Context, id ID, r record, rev uint64) (uint64, error) {
+	b, err := encodeByName(r)
+	if err != nil {
+		return 0, err
+	}
+	if rev == 0 {
+		return q.statuses.Create(ctx, string(id), b)
+	}
+	return q.statuses.Update(ctx, string(id), b, rev)
+}
+
+// queued returns the work stream's message for id, if it holds one.
+func (q *Queue) queued(ctx context.Context, id ID) (*jetstream.RawStreamMsg, error) {
+	m, err := q.work.GetLastMsgForSubject(ctx, q.subject+string(id))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("natsjobs: job %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// Status returns what is known of job id: ErrNotFound if it is unknown
+// or its Retention has passed. It blocks on the server for as long as
+// ctx allows.
+func (q *Queue) Status(ctx context.Context, id ID) (Status, error) {
+	if !validID(id) {
+		return Status{}, ErrNotFound
+	}
+	r, queued, err := q.lookup(ctx, id)
+	if err != nil {
+		return Status{}, err
+	}
+	if queued != nil {
+		return Status{ID: id, Task: queued.Header.Get(headerTask), State: Queued, Enqueued: queued.Time}, nil
+	}
+	return r.status(id), nil
+}
+
+// lookup returns id's record, or, while it has none, its message in the
+// work stream (queued). A job is always in one or the other: its record
+// is written before its message is acked; so a job that left the stream
+// between the two reads has a record when read again.
+func (q *Queue) lookup(ctx context.Context, id ID) (r record, queued *jetstream.RawStreamMsg, err error) {
+	for range 2 {
+		r, _, err = q.record(ctx, id)
+		if !errors.Is(err, ErrNotFound) {
+			return r, nil, err
+		}
+		queued, err = q.queued(ctx, id)
+		if !errors.Is(err, ErrNotFound) {
+			return r, queued, err
+		}
+	}
+	return r, nil, ErrNotFound
+}
+
+// validID reports whether id could be one Enqueue returned: a subject
+// token and a bucket key.
+func validID(id ID) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,51 @@
+package natsjobs_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/pool"
+)
+
+// On a Subprocess pool, a job that ignores its ctx is killed after
+// TerminateGrace once its attempt's Timeout passes, or once it is
+// cancelled.
+func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess,
+		Subprocess: pool.SubprocessOptions{TerminateGrace: 50 * time.Millisecond}})
+	serve(t, q, p, natsjobs.ServeOptions{})
+	ctx := testCtx(t)
+
+	id, err := natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute}, natsjobs.Timeout(100*time.Millisecond), natsjobs.MaxAttempts(1))
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q, stubborn, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	assert.ErrorContains(t, err, "natsjobs: attempt 1 timed out after 100ms")
+	require.Eventually(t, func() bool { return p.Stats().Terminated == 1 }, 20*time.Second, 5*time.Millisecond, "killed")
+
+	started := filepath.Join(t.TempDir(), "started")
+	id, err = natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute, Started: started})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := os.Stat(started); return err == nil }, 20*time.Second, 5*time.Millisecond,
+		"running in the worker process")
+	require.NoError(t, q.Cancel(ctx, id))
+	_, err = natsjobs.Wait(ctx, q, stubborn, id)
+	require.ErrorIs(t, err, natsjobs.ErrCanceled)
+	require.Eventually(t, func() bool { return p.Stats().Terminated == 2 }, 20*time.Second, 5*time.Millisecond, "killed")
+
+	// The pool's one worker slot is free again.
+	id, err = natsjobs.Enqueue(ctx, q, double, Num{4})
+	require.NoError(t, err)
+	out, err := natsjobs.Wait(ctx, q, double, id)
+	require.NoError(t, err)
+	assert.Equal(t, 8, out)
+}

@@ -1,0 +1,139 @@
+package natsjobs
+
+import (
+	"context"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// watcher is a queue's one watch on its status bucket, shared by every
+// Wait: each subscribes to an id and hears when that id's record
+// changes. It starts with the first
+// subscriber and ends with Close.
+type watcher struct {
+	q *Queue
+
+	mu       sync.Mutex
+	started  bool
+	isClosed bool
+	stop     context.CancelFunc
+	done     chan struct{}
+	subs     map[ID]map[*subscription]struct{}
+}
+
+// subscription hears of changes to one id's record: changed holds the
+// latest record written since the subscriber last read it (an older one
+// is dropped for it); done closes with the watcher.
+type subscription struct {
+	id      ID
+	changed chan jetstream.KeyValueEntry
+	done    <-chan struct{}
+}
+
+// subscribe starts hearing of id's changes, starting the watcher first
+// if need be; the caller reads the record after subscribing, so that no
+// change falls between.
+func (w *watcher) subscribe(ctx context.Context, id ID) (*subscription, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.isClosed {
+		return nil, ErrQueueClosed
+	}
+	if !w.started {
+		if err := w.start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s := &subscription{id: id, changed: make(chan jetstream.KeyValueEntry, 1), done: w.done}
+	if w.subs[id] == nil {
+		w.subs[id] = map[*subscription]struct{}{}
+	}
+	w.subs[id][s] = struct{}{}
+	return s, nil
+}
+
+func (w *watcher) unsubscribe(s *subscription) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.subs[s.id], s)
+	if len(w.subs[s.id]) == 0 {
+		delete(w.subs, s.id)
+	}
+}
+
+// start starts watching; w.mu is held. The watch is created under ctx
+// but lives until Close.
+func (w *watcher) start(ctx context.Context) error {
+	life, stop := context.WithCancel(context.WithoutCancel(ctx))
+	kw, err := w.q.statuses.WatchAll(life, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	if err != nil {
+		stop()
+		return err
+	}
+	w.started, w.stop, w.done = true, stop, make(chan struct{})
+	w.subs = map[ID]map[*subscription]struct{}{}
+	go w.run(life, kw)
+	return nil
+}
+
+func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
+	defer close(w.done)
+	defer func() {
+		if kw != nil {
+			_ = kw.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-life.Done():
+			return
+		case e, ok := <-kw.Updates():
+			if ok {
+				if e != nil {
+					w.notify(e)
+				}
+				continue
+			}
+			// The watch ended under us (its consumer was lost): watch
+			// again, from what is written from now on. A subscriber
+			// that missed a change meanwhile sees the next.
+			for kw = nil; kw == nil; {
+				if sleep(life, troubleWait); life.Err() != nil {
+					return
+				}
+				kw, _ = w.q.statuses.WatchAll(life, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+			}
+		}
+	}
+}
+
+// notify hands e to id's subscribers. It alone sends on their channels,
+// under w.mu, so that making room for e always leaves room.
+func (w *watcher) notify(e jetstream.KeyValueEntry) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for s := range w.subs[ID(e.Key())] {
+		select {
+		case <-s.changed:
+		default:
+		}
+		s.changed <- e
+	}
+}
+
+// close ends the watch and waits for it.
+func (w *watcher) close() {
+	w.mu.Lock()
+	if w.isClosed {
+		w.mu.Unlock()
+		return
+	}
+	w.isClosed = true
+	started, stop, done := w.started, w.stop, w.done
+	w.mu.Unlock()
+	if started {
+		stop()
+		<-done
+	}
+}
