@@ -67,7 +67,6 @@ func (a *attempt) settle(out any, err error, cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	var pe *pool.PanicError
-	var perm *permanentError
 	switch {
 	case errors.Is(context.Cause(a.ctx), errDrained):
 		a.giveBack(0)
@@ -82,7 +81,7 @@ func (a *attempt) settle(out any, err error, cause error) {
 		r := a.rec
 		r.State, r.Out, r.Err, r.Finished = Succeeded, b, "", time.Now()
 		a.write(ctx, r, func() { _ = a.m.Ack() })
-	case errors.As(err, &pe) || errors.As(err, &perm) || hopeless(err):
+	case errors.As(err, &pe) || isPermanent(err) || hopeless(err):
 		a.bury(ctx, err.Error())
 	case a.rec.Attempt >= a.maxAttempts:
 		a.bury(ctx, a.errText(err, cause))

@@ -78,9 +78,11 @@ var (
 // Permanent marks err as not worth retrying: a task that returns it
 // ends its job Dead at once, with err's text. Permanent(nil) is nil.
 //
-// It is seen on an InProcess pool only for now: from a worker process or
-// node an error crosses as its text, and the job is retried like any
-// other.
+// The mark is a method, Permanent() bool, which the pool carries across
+// a worker process or node as it carries the error's text (the caller
+// there gets a *pool.RemoteError whose Permanent says true): so it holds
+// on a pool of any isolation, and any error type of the task's own with
+// that method is permanent too.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -90,5 +92,13 @@ func Permanent(err error) error {
 
 type permanentError struct{ err error }
 
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() error   { return e.err }
+func (e *permanentError) Permanent() bool { return true }
+
+// isPermanent reports whether err is marked not worth retrying, here or
+// where it ran (see Permanent).
+func isPermanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}

@@ -49,3 +49,21 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 8, out)
 }
+
+// A Permanent error crosses from a worker process: the job is dead at
+// once, at attempt 1, with its text, where a plain error is retried.
+func TestPermanentFromAWorkerProcess(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{})
+	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess}), natsjobs.ServeOptions{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q, permanent, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	assert.ErrorContains(t, err, "bad input, not worth retrying")
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Attempt, "not retried")
+}

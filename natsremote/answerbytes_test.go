@@ -23,6 +23,7 @@ func TestAnswerKindBytes(t *testing.T) {
 		outcome.Lost:       25,
 		outcome.NotStarted: 28,
 		outcome.Raised:     29,
+		outcome.Permanent:  30,
 	}
 	assert.Len(t, want, len(outcome.Kinds()), "every outcome crosses a node's wire")
 	for k, b := range want {
@@ -30,7 +31,7 @@ func TestAnswerKindBytes(t *testing.T) {
 		assert.Equal(t, k, outcomeOf(b), "kind %d", b)
 	}
 	assert.Equal(t, []byte{16, 26, 27}, []byte{kindFull, kindPong, kindLate})
-	for _, b := range []byte{0, kindCall, kindCancel, kindPing, kindFull, kindPong, kindLate, kindRaised + 1, kindAdvert} {
+	for _, b := range []byte{0, kindCall, kindCancel, kindPing, kindFull, kindPong, kindLate, kindPermanent + 1, kindAdvert} {
 		assert.Zero(t, outcomeOf(b), "kind %d names no outcome", b)
 	}
 	assert.Equal(t, []byte{1, 2, 3, 4}, []byte{kindCall, kindCancel, kindPing, kindProgramCall})

@@ -25,7 +25,7 @@ func TestAnswerOfUnknownKindIsNotSentElsewhere(t *testing.T) {
 	newer = fakeNode(t, nc, "newer-kind", "newer", 4, func(m *nats.Msg, h header) {
 		if h.kind == kindCall {
 			newerCalls.Add(1)
-			newer.answer(m, h, kindRaised+1, []byte("a kind from the future"))
+			newer.answer(m, h, kindPermanent+1, []byte("a kind from the future"))
 		}
 	})
 	other = fakeNode(t, nc, "newer-kind", "other", 1, func(m *nats.Msg, h header) {

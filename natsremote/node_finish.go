@@ -69,6 +69,8 @@ func (s *nodeServer) failed(c *nodeCall, err error) outcome.Outcome {
 		return outcome.Of(outcome.Panic, s.fitPanic(pe))
 	case errors.As(err, &re) && re.Type != "":
 		return outcome.Of(outcome.Raised, s.fitRaised(re)) // a program's exception
+	case errors.As(err, &re) && re.Permanent():
+		return outcome.Of(outcome.Permanent, s.fit([]byte(re.Message)))
 	case errors.As(err, &re):
 		return outcome.Of(outcome.Error, s.fit([]byte(re.Message)))
 	case c.program && errors.Is(err, pool.ErrUnknownTask):

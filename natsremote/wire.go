@@ -111,6 +111,9 @@ const (
 	// kindRaised: a program's task raised an exception. Body: the JSON
 	// object {"type", "message", "traceback"}, as outcome.Raised has it.
 	kindRaised
+	// kindPermanent: the task returned an error marked as not worth
+	// trying again (outcome.Permanent). Body: its message.
+	kindPermanent
 )
 
 // answerKinds puts each outcome of a call on this wire: the kind of the
@@ -129,6 +132,7 @@ var answerKinds = outcome.Wire{
 	kindLost:       outcome.Lost,
 	kindNotStarted: outcome.NotStarted,
 	kindRaised:     outcome.Raised,
+	kindPermanent:  outcome.Permanent,
 }
 
 // answerKind is k's kind on the wire. Every outcome has one; the zero

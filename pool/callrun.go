@@ -84,7 +84,7 @@ func (c *call[In, Out]) invoke() (out Out, err error) {
 func (c *call[In, Out]) publicErr(err error) error {
 	switch e := err.(type) {
 	case *seam.TaskError:
-		return &RemoteError{Task: c.def.name, Message: e.Message, Type: e.Type, Traceback: e.Traceback}
+		return &RemoteError{Task: c.def.name, Message: e.Message, Type: e.Type, Traceback: e.Traceback, permanent: e.Permanent}
 	case *seam.Panic:
 		value := e.Value
 		if te, ok := value.(*seam.TaskError); ok {

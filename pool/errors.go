@@ -93,7 +93,15 @@ type RemoteError struct {
 	Message   string // the task's err.Error(), or the exception's message
 	Type      string // the exception's type; "" for a Go task
 	Traceback string // the exception's traceback; "" for a Go task
+
+	permanent bool
 }
+
+// Permanent reports whether the task's error was marked, where it ran, as
+// not worth trying again: an error with a method Permanent() bool that
+// says true, as natsjobs.Permanent makes. It lets the mark cross a
+// process boundary, which the error's own type does not.
+func (e *RemoteError) Permanent() bool { return e.permanent }
 
 func (e *RemoteError) Error() string {
 	if e.Type == "" {

@@ -49,7 +49,7 @@ type (
 	bytesOut struct {
 		Data []byte `offload:"blob"`
 	}
-	none     struct{}
+	none struct{}
 )
 
 var (

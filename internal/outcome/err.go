@@ -51,6 +51,8 @@ func (o Outcome) Err(w Where) error {
 		return fmt.Errorf("%w: %s%s", seam.ErrNodeLost, w.node("node %s: "), o.Body)
 	case Raised:
 		return raised(o.Body)
+	case Permanent:
+		return &seam.TaskError{Message: string(o.Body), Permanent: true}
 	}
 	return fmt.Errorf("pool: task %q ended in an outcome of %v", w.Task, o.Kind)
 }

@@ -55,6 +55,10 @@ const (
 	// exception. Body: the JSON object {"type", "message", "traceback"}
 	// (see Raise). The caller gets a *seam.TaskError with all three.
 	Raised
+	// Permanent: the task returned an error marked as not worth trying
+	// again (see Failed). Body: the message. The caller gets a
+	// *seam.TaskError with Permanent set.
+	Permanent
 
 	// numKinds bounds the Kinds, for tables indexed by Kind.
 	numKinds
@@ -72,6 +76,7 @@ var kindNames = [numKinds]string{
 	Ended:      "ended",
 	Lost:       "lost",
 	Raised:     "raised",
+	Permanent:  "permanent",
 }
 
 // Kinds lists every Kind, in order.

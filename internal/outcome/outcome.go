@@ -44,6 +44,20 @@ func OfError(err error) Outcome {
 			return Outcome{Kind: s.kind, Body: accountOf(err, s.err)}
 		}
 	}
+	return Failed(err)
+}
+
+// Failed is the Outcome of a task that returned err: Permanent if err is
+// marked as not worth trying again, Error otherwise, both with err's
+// text. An error is so marked if it, or one it wraps, has a method
+// Permanent() bool that says true (natsjobs.Permanent's errors, and a
+// pool.RemoteError of one): a method, not a type, so that the mark
+// crosses packages that can't import each other.
+func Failed(err error) Outcome {
+	var p interface{ Permanent() bool }
+	if errors.As(err, &p) && p.Permanent() {
+		return Outcome{Kind: Permanent, Body: []byte(err.Error())}
+	}
 	return Outcome{Kind: Error, Body: []byte(err.Error())}
 }
 

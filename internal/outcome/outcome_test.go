@@ -139,3 +139,25 @@ func TestCauseBytes(t *testing.T) {
 	assert.Equal(t, context.Canceled, Canceled.Err())
 	assert.Equal(t, context.Canceled, NumCauses.Err(), "a code of no Cause")
 }
+
+type markedErr struct{ permanent bool }
+
+func (e markedErr) Error() string   { return "marked" }
+func (e markedErr) Permanent() bool { return e.permanent }
+
+// An error marked permanent by its method stays so across a process or a
+// network; one whose method says false, or that has none, is an Error.
+func TestFailedPermanent(t *testing.T) {
+	o := Failed(fmt.Errorf("wrapped: %w", markedErr{true}))
+	assert.Equal(t, Permanent, o.Kind)
+	assert.Equal(t, "wrapped: marked", string(o.Body))
+	var te *seam.TaskError
+	require.ErrorAs(t, o.Err(Where{}), &te)
+	assert.True(t, te.Permanent)
+	assert.Equal(t, "wrapped: marked", te.Message)
+
+	assert.Equal(t, Error, Failed(markedErr{false}).Kind)
+	assert.Equal(t, Error, Failed(errors.New("plain")).Kind)
+	assert.Equal(t, Permanent, OfError(markedErr{true}).Kind)
+	assert.Equal(t, TooLarge, OfError(fmt.Errorf("%w: and %w", seam.ErrPayloadTooLarge, markedErr{true})).Kind, "a sentinel first")
+}

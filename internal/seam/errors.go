@@ -31,10 +31,13 @@ func (nodeLost) Error() string        { return "pool: worker node lost" }
 func (nodeLost) Is(target error) bool { return target == ErrWorkerCrashed }
 
 // TaskError is a task's own error, reported by a worker elsewhere: only its
-// message crosses, and from a program of another language the exception's
-// type and traceback. Package pool hands it to the caller as a
-// RemoteError.
-type TaskError struct{ Message, Type, Traceback string }
+// message crosses, whether it was marked permanent (outcome.Failed), and
+// from a program of another language the exception's type and traceback.
+// Package pool hands it to the caller as a RemoteError.
+type TaskError struct {
+	Message, Type, Traceback string
+	Permanent                bool
+}
 
 func (e *TaskError) Error() string {
 	if e.Type == "" {

@@ -62,7 +62,7 @@ func (s *server) run(ctx context.Context, body []byte, moved bool) output {
 		// process gives them all back at once.
 		return output{Outcome: outcome.Of(outcome.Error, []byte(err.Error())), broken: true}
 	case err != nil:
-		return errorReply(outcome.Error, []byte(err.Error()))
+		return output{Outcome: outcome.Failed(err)}
 	}
 	// Sized, but not reused once written as the parent's call bodies are:
 	// measured on bench/orders' echo-json (44 MB back), reusing them here

@@ -18,7 +18,7 @@ import (
 const kindMoves byte = 0x80
 
 // Keep flagged kinds clear of the cancel package's own.
-var _ [workerproc.KindReserved - (kindMoves | kindGoexit)]struct{}
+var _ [workerproc.KindReserved - (kindMoves | kindPermanent)]struct{}
 
 // moves is what a frame's trailer says about Buffer traffic.
 type moves struct {

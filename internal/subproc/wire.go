@@ -41,21 +41,25 @@ const (
 	// kindGoexit, worker to parent: the task called runtime.Goexit
 	// instead of returning. Empty body.
 	kindGoexit
+	// kindPermanent, worker to parent: the task returned an error marked
+	// as not worth trying again (outcome.Permanent). Body: its message.
+	kindPermanent
 )
 
 // Keep the pool's kinds clear of the cancel package's own.
-var _ [workerproc.KindReserved - kindGoexit]struct{}
+var _ [workerproc.KindReserved - kindPermanent]struct{}
 
 // answerKinds puts each outcome a worker process can report on this wire:
 // the byte of its answer frame. The bytes are the protocol's
 // (workerproc.ProtocolVersion); TestAnswerKindBytes pins them.
 var answerKinds = outcome.Wire{
-	kindResult:   outcome.Result,
-	kindError:    outcome.Error,
-	kindPanic:    outcome.Panic,
-	kindTooLarge: outcome.TooLarge,
-	kindUnknown:  outcome.Unknown,
-	kindGoexit:   outcome.Goexit,
+	kindResult:    outcome.Result,
+	kindError:     outcome.Error,
+	kindPanic:     outcome.Panic,
+	kindTooLarge:  outcome.TooLarge,
+	kindUnknown:   outcome.Unknown,
+	kindGoexit:    outcome.Goexit,
+	kindPermanent: outcome.Permanent,
 }
 
 // answerKind is k's byte on the wire. An outcome a worker process never

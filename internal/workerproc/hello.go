@@ -11,9 +11,11 @@ import (
 // another is refused. It changes with anything a peer of another build
 // would misread: the frame layout, a call's header (which carries the
 // caller's trace context before the task's name; see internal/subproc),
-// or where bodies travel (on Linux, bodies of bulkMin bytes or more go on
-// a socket of their own, descriptor 6 in the worker; see Conn.writeBulk).
-const ProtocolVersion = 3
+// the answers a worker sends (internal/subproc's kinds, a permanent error
+// among them), or where bodies travel (on Linux, bodies of bulkMin bytes
+// or more go on a socket of their own, descriptor 6 in the worker; see
+// Conn.writeBulk).
+const ProtocolVersion = 4
 
 // Environment variables by which Start tells the worker what it is; Attach
 // reads and then unsets them, so that a process the worker starts in turn

@@ -206,7 +206,7 @@ func TestStartFailures(t *testing.T) {
 		{"ctx cancelled", cancelled, Spec{Path: sleep, Args: []string{"60"}}, []error{context.Canceled}, "canceled"},
 		{"version mismatch", nil, Spec{Env: []string{envHelloVersion + "=99"}}, []error{ErrProtocol}, "protocol version 99"},
 		// A build from before call headers carried a trace context.
-		{"version 2 worker", nil, Spec{Env: []string{envHelloVersion + "=2"}}, []error{ErrProtocol}, "worker speaks protocol version 2, supervisor 3 (is the worker the same build?)"},
+		{"version 2 worker", nil, Spec{Env: []string{envHelloVersion + "=2"}}, []error{ErrProtocol}, "worker speaks protocol version 2, supervisor 4 (is the worker the same build?)"},
 		{"bad max frame", nil, Spec{MaxFrame: -1}, nil, "MaxFrame"},
 		{"bad memory limit", nil, Spec{MemoryLimit: -1}, nil, "MemoryLimit"},
 	}
