@@ -63,7 +63,7 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 			_ = q.keys.Delete(context.WithoutCancel(ctx), keyOf(o.key))
 		}
 		if full(err) {
-			return "", fmt.Errorf("natsjobs: queue %q holds MaxJobs jobs: %w", q.o.Name, pool.ErrQueueFull)
+			return "", fmt.Errorf("natsjobs: queue %q holds MaxJobs jobs or MaxBytes bytes: %w", q.o.Name, pool.ErrQueueFull)
 		}
 		return "", fmt.Errorf("natsjobs: enqueue task %q: %w", name, err)
 	}

@@ -1,6 +1,7 @@
 package natsjobs_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,27 @@ func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 	out, err := natsjobs.Wait(ctx, q, double, id)
 	require.NoError(t, err)
 	assert.Equal(t, 10, out)
+}
+
+// MaxBytes bounds the work stream's bytes as MaxJobs bounds its jobs.
+func TestMaxBytesFailsWithQueueFull(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{MaxBytes: 8 << 10})
+	ctx := testCtx(t)
+	big := Keyed{Key: strings.Repeat("k", 2<<10)}
+	var stored int
+	var err error
+	for range 8 {
+		if _, err = natsjobs.Enqueue(ctx, q, always, big); err != nil {
+			break
+		}
+		stored++
+	}
+	require.ErrorIs(t, err, pool.ErrQueueFull)
+	assert.ErrorContains(t, err, "MaxBytes")
+	assert.Positive(t, stored)
+	assert.EqualValues(t, stored, queuedJobs(t, nc), "the refused job stored nothing")
 }
 
 func TestInputThatWontEncodeStoresNothing(t *testing.T) {

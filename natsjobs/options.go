@@ -19,6 +19,10 @@ type Options struct {
 	// at once with an error matching pool.ErrQueueFull. Dead jobs don't
 	// count. 0 means 100,000.
 	MaxJobs int
+	// MaxBytes bounds the bytes those jobs take in the work stream (their
+	// inputs, headers and subjects, as the server counts them); past it
+	// Enqueue fails as past MaxJobs. 0 means 1 GiB.
+	MaxBytes int64
 	// MaxAttempts is how many attempts a job gets unless Enqueue says
 	// otherwise (MaxAttempts). 0 means 5.
 	MaxAttempts int
@@ -46,6 +50,7 @@ type Options struct {
 
 const (
 	defaultMaxJobs     = 100_000
+	defaultMaxBytes    = 1 << 30
 	defaultMaxAttempts = 5
 	defaultTimeout     = 30 * time.Minute
 	defaultLease       = 30 * time.Second
@@ -60,7 +65,7 @@ func (o Options) withDefaults() (Options, error) {
 	if !validName.MatchString(o.Name) {
 		return o, fmt.Errorf("natsjobs: queue name %q: want letters, digits, '-' and '_'", o.Name)
 	}
-	if o.MaxJobs < 0 || o.MaxAttempts < 0 || o.Timeout < 0 || o.Lease < 0 || o.Retention < 0 || o.Replicas < 0 {
+	if o.MaxJobs < 0 || o.MaxBytes < 0 || o.MaxAttempts < 0 || o.Timeout < 0 || o.Lease < 0 || o.Retention < 0 || o.Replicas < 0 {
 		return o, fmt.Errorf("natsjobs: queue %q: negative option", o.Name)
 	}
 	set := func(v *int, d int) {
@@ -77,6 +82,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("natsjobs: queue %q: Lease %v is under %v", o.Name, o.Lease, minLease)
 	}
 	set(&o.MaxJobs, defaultMaxJobs)
+	if o.MaxBytes == 0 {
+		o.MaxBytes = defaultMaxBytes
+	}
 	set(&o.MaxAttempts, defaultMaxAttempts)
 	set(&o.Replicas, 1)
 	setDuration(&o.Timeout, defaultTimeout)

@@ -58,6 +58,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 		Subjects:   []string{q.subject + "*"},
 		Retention:  jetstream.WorkQueuePolicy,
 		MaxMsgs:    int64(o.MaxJobs),
+		MaxBytes:   o.MaxBytes,
 		Discard:    jetstream.DiscardNew,
 		Storage:    jetstream.FileStorage,
 		Replicas:   o.Replicas,

@@ -154,6 +154,7 @@ func TestOptionsAreChecked(t *testing.T) {
 		{},
 		{Name: "a.b"},
 		{Name: "x", MaxJobs: -1},
+		{Name: "x", MaxBytes: -1},
 		{Name: "x", Lease: time.Millisecond},
 	} {
 		_, err := natsjobs.Open(testCtx(t), nc, o)
