@@ -33,7 +33,7 @@ const blobSize = 10 << 20
 func BenchmarkExternBlob(b *testing.B) {
 	data := testkit.Counting(make([]byte, blobSize), 1)
 	for _, l := range languages {
-		b.Run("lang="+l.name, func(b *testing.B) {
+		b.Run("lang="+l.Name, func(b *testing.B) {
 			for _, way := range []string{"pipe", "bare", "pool"} {
 				b.Run("way="+way, func(b *testing.B) {
 					echo := blobWay(b, l, way)
@@ -61,7 +61,7 @@ func blobWay(tb testing.TB, l language, way string) blobCall {
 	case "pipe":
 		return pipeCopy(tb)
 	case "bare":
-		w, err := startBare(l.command(tb, l.blobWorker))
+		w, err := startBare(l.blobCommand(tb))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func blobWay(tb testing.TB, l language, way string) blobCall {
 			return w.call("blobecho", blobIO{}, "Data", in, &out)
 		}
 	case "pool":
-		p := newProgramPool(tb, l.command(tb, l.blobWorker), pool.Options{})
+		p := newProgramPool(tb, l.blobCommand(tb), pool.Options{})
 		return func(in []byte) ([]byte, error) {
 			out, err := pool.Run(context.Background(), p, xBlobEcho, blobIO{Data: in})
 			return out.Data, err

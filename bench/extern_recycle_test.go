@@ -41,7 +41,7 @@ func newRecyclingProgramPool(tb testing.TB, l language, way string) (*pool.Pool,
 	if way == "MaxTasksPerWorker" {
 		o.Subprocess.MaxTasksPerWorker = 200 // the load brings each worker there in tens of ms
 	}
-	return newProgramPool(tb, l.command(tb, l.worker), o), starts
+	return newProgramPool(tb, l.Command(tb, l.Worker), o), starts
 }
 
 // echoOn is one call of "echo" on p, checked.

@@ -42,7 +42,7 @@ import (
 //	benchstat -col /way rt.txt
 func BenchmarkExternRoundTrip(b *testing.B) {
 	for _, l := range languages {
-		b.Run("lang="+l.name, func(b *testing.B) {
+		b.Run("lang="+l.Name, func(b *testing.B) {
 			for _, way := range []string{"bare", "pool", "spawn", "spawn-sdk"} {
 				b.Run("way="+way, func(b *testing.B) {
 					echo := echoWay(b, l, way)
@@ -78,7 +78,7 @@ type echoCall func(in echoIO) (echoIO, error)
 // what it starts stops with tb.
 func echoWay(tb testing.TB, l language, way string) echoCall {
 	tb.Helper()
-	command := l.command(tb, l.worker)
+	command := l.Command(tb, l.Worker)
 	switch way {
 	case "bare":
 		w, err := startBare(command)

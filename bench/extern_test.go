@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -44,32 +43,28 @@ var (
 // serves "echo"), the benchmarks' blob worker, and the flag and one-line
 // script with which it echoes the JSON on its stdin to its stdout.
 type language struct {
-	name, program        string
-	worker, blobWorker   string
+	testkit.Program
+	blobWorker           string
 	evalFlag, echoScript string
 }
 
 var languages = []language{
-	{"python", "python3", "../sdk/testdata/worker.py", "testdata/extern/blobecho.py",
+	{testkit.Programs[0], "testdata/extern/blobecho.py",
 		"-c", `import json,sys; d=json.load(sys.stdin); json.dump({"Text": d["Text"], "N": d["N"]}, sys.stdout)`},
-	{"node", "node", "../sdk/testdata/worker.mjs", "testdata/extern/blobecho.mjs",
+	{testkit.Programs[1], "testdata/extern/blobecho.mjs",
 		"-e", `let s = ""; process.stdin.setEncoding("utf8").on("data", (c) => (s += c)).on("end", () => {
 			const d = JSON.parse(s); process.stdout.write(JSON.stringify({ Text: d.Text, N: d.N })); });`},
 }
 
-// command is the command line that runs script with l's program, which
-// must be installed.
-func (l language) command(tb testing.TB, script string) []string {
+// blobCommand is the command line of l's blob worker, in this module's
+// testdata.
+func (l language) blobCommand(tb testing.TB) []string {
 	tb.Helper()
-	path, err := exec.LookPath(l.program)
-	if err != nil {
-		tb.Fatalf("%s is needed for the %s worker's benchmarks (apt-get install python3 nodejs): %v", l.program, l.name, err)
-	}
-	abs, err := filepath.Abs(script)
+	abs, err := filepath.Abs(l.blobWorker)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return []string{path, abs}
+	return l.Command(tb, abs)
 }
 
 // newProgramPool returns a Subprocess pool of command's processes, which

@@ -15,7 +15,7 @@ import (
 
 func TestExternEchoWays(t *testing.T) {
 	for _, l := range languages {
-		t.Run("lang="+l.name, func(t *testing.T) {
+		t.Run("lang="+l.Name, func(t *testing.T) {
 			t.Parallel()
 			for _, way := range []string{"bare", "pool", "spawn", "spawn-sdk"} {
 				t.Run("way="+way, func(t *testing.T) {
@@ -31,7 +31,7 @@ func TestExternEchoWays(t *testing.T) {
 func TestExternBlobWays(t *testing.T) {
 	data := testkit.Counting(make([]byte, 1<<20+3), 5) // over a pipe's buffer, an odd size
 	for _, l := range languages {
-		t.Run("lang="+l.name, func(t *testing.T) {
+		t.Run("lang="+l.Name, func(t *testing.T) {
 			t.Parallel()
 			for _, way := range []string{"pipe", "bare", "pool"} {
 				t.Run("way="+way, func(t *testing.T) {

@@ -15,11 +15,11 @@ import (
 // with the same call on a local pool of the program, and the node's
 // round trip for a Go task: what the node costs a program's call.
 func BenchmarkProgramViaNode(b *testing.B) {
-	l := programLanguages[0]
+	l := testkit.Programs[0]
 	image := testkit.Counting(make([]byte, 1<<20), 1)
 	direct := func(b *testing.B) *pool.Pool {
 		p, err := pool.New(pool.Options{Workers: 1, Logger: quiet, Isolation: pool.Subprocess,
-			Subprocess: pool.SubprocessOptions{Command: l.command(b)}})
+			Subprocess: pool.SubprocessOptions{Command: l.Command(b, l.Worker)}})
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = p.Close() })
 		return p

@@ -2,8 +2,6 @@ package natsremote_test
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,34 +46,14 @@ var (
 	xMissing = pool.Extern[progNone, progNone]("nr.not served by the program")
 )
 
-// programLanguage is a program of another language and its test worker.
-type programLanguage struct{ name, program, worker string }
-
-var programLanguages = []programLanguage{
-	{"python", "python3", "worker.py"},
-	{"node", "node", "worker.mjs"},
-}
-
-// command is l's test worker's command line. The program must be
-// installed: CI installs python3 and node, and a test that skipped
-// without them would hide a broken node.
-func (l programLanguage) command(t testing.TB) []string {
-	t.Helper()
-	path, err := exec.LookPath(l.program)
-	require.NoError(t, err, "%s is needed for the %s SDK's tests (apt-get install python3 nodejs)", l.program, l.name)
-	worker, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", l.worker))
-	require.NoError(t, err)
-	return []string{path, worker}
-}
-
 // programNodeOptions serves pool name with a pool of workers of l's
 // program.
-func programNodeOptions(t testing.TB, l programLanguage, name string, workers int) natsremote.ServeOptions {
+func programNodeOptions(t testing.TB, l testkit.Program, name string, workers int) natsremote.ServeOptions {
 	return natsremote.ServeOptions{Pool: name, Local: pool.Options{
 		Workers:   workers,
 		Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{
-			Command:        l.command(t),
+			Command:        l.Command(t, l.Worker),
 			TerminateGrace: 5 * time.Second,
 		},
 	}}
@@ -88,10 +66,10 @@ func programNodeOptions(t testing.TB, l programLanguage, name string, workers in
 // with the node.
 func TestProgramNodeRunsExternTasks(t *testing.T) {
 	t.Parallel()
-	for _, l := range programLanguages {
-		t.Run(l.name, func(t *testing.T) {
+	for _, l := range testkit.Programs {
+		t.Run(l.Name, func(t *testing.T) {
 			t.Parallel()
-			name := "program-" + l.name
+			name := "program-" + l.Name
 			s := startServer(t, embedded.Options{MaxPayload: 8 << 20})
 			n := serve(t, s, programNodeOptions(t, l, name, 1))
 			p := remotePool(t, connect(t, s), name, pool.Options{Workers: 2})
@@ -118,7 +96,7 @@ func TestProgramNodeRunsExternTasks(t *testing.T) {
 			assert.Equal(t, "fail", re.Task)
 			assert.Equal(t, "bad width 7", re.Message)
 			assert.NotEmpty(t, re.Type)
-			if l.name == "python" {
+			if l.Name == "python" {
 				assert.Equal(t, "ValueError", re.Type)
 				assert.Equal(t, "ValueError: bad width 7", err.Error())
 			}
@@ -152,7 +130,7 @@ func TestProgramNodeRunsExternTasks(t *testing.T) {
 // to the other node.
 func TestGoAndProgramNodesServeOnePool(t *testing.T) {
 	t.Parallel()
-	l := programLanguages[0]
+	l := testkit.Programs[0]
 	s := startServer(t, embedded.Options{})
 	serve(t, s, natsremote.ServeOptions{Pool: "mixed", Name: "go", Local: pool.Options{Workers: 1}})
 	serve(t, s, programNodeOptions(t, l, "mixed", 1))
@@ -204,7 +182,7 @@ var (
 func TestProgramNodeWorkerFailures(t *testing.T) {
 	t.Parallel()
 	testkit.SkipOffLinux(t, "MemoryLimit")
-	l := programLanguages[0]
+	l := testkit.Programs[0]
 	s := startServer(t, embedded.Options{})
 	o := programNodeOptions(t, l, "program-failures", 1)
 	o.Name = "n1"
@@ -269,7 +247,7 @@ var xTrace = pool.Extern[progNone, progTrace]("trace")
 func TestProgramNodeCarriesTheTrace(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, embedded.Options{})
-	o := programNodeOptions(t, programLanguages[0], "program-trace", 1)
+	o := programNodeOptions(t, testkit.Programs[0], "program-trace", 1)
 	o.Local.Tracer = passTracer{}
 	serve(t, s, o)
 	p := remotePool(t, connect(t, s), "program-trace", pool.Options{Workers: 1, Tracer: passTracer{}})

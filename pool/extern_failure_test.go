@@ -17,7 +17,7 @@ import (
 // its exit status and the tail of its stderr; the next goes to a new
 // process.
 func TestProgramCrashMidCall(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
 		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
 		require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestProgramCrashMidCall(t *testing.T) {
 // killed, and the call fails naming the limit.
 func TestProgramMemoryLimit(t *testing.T) {
 	testkit.SkipOffLinux(t, "MemoryLimit")
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{MemoryLimit: 300 << 20}})
 		_, err := pool.Run(testkit.Ctx(t), p, xAlloc, allocIn{MiB: 600, Seconds: 60})
 		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
@@ -59,7 +59,7 @@ func TestProgramMemoryLimit(t *testing.T) {
 // TestProgramStartFailures: a program that can't serve fails the call
 // with ErrWorkerStartFailed, naming the command and why.
 func TestProgramStartFailures(t *testing.T) {
-	python := languages[0].command(t)[0]
+	python := testkit.Programs[0].Command(t, testkit.Programs[0].Worker)[0]
 	script := func(name string) []string {
 		path, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", name))
 		require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestProgramStartFailures(t *testing.T) {
 // TestProgramMalformedAnswer: a program that breaks the protocol is killed
 // and replaced; the call fails, and nothing else does.
 func TestProgramMalformedAnswer(t *testing.T) {
-	python := languages[0].command(t)[0]
+	python := testkit.Programs[0].Command(t, testkit.Programs[0].Worker)[0]
 	garbage, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", "garbage.py"))
 	require.NoError(t, err)
 	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,
@@ -111,7 +111,7 @@ func TestProgramMalformedAnswer(t *testing.T) {
 // TestProgramRecycle: a program's answer can ask for its replacement, and
 // RecycleWorkers replaces each process between calls.
 func TestProgramRecycle(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
 		asked, err := pool.Run(testkit.Ctx(t), p, xRecycle, none{})
 		require.NoError(t, err)
@@ -131,7 +131,7 @@ func TestProgramRecycle(t *testing.T) {
 // TestProgramMaxTasksPerWorker: the program is replaced after so many
 // calls, as a Go worker is.
 func TestProgramMaxTasksPerWorker(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2}})
 		var pids []int
 		for range 4 {
@@ -148,7 +148,7 @@ func TestProgramMaxTasksPerWorker(t *testing.T) {
 // TestProgramDirEnvAndTrace: the program runs in Dir with Env added to
 // the pool's environment, and gets the caller's trace context.
 func TestProgramDirEnvAndTrace(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		dir := t.TempDir()
 		tracer := &fakeTracer{}
 		p := newProgramPool(t, l, pool.Options{Tracer: tracer,
@@ -195,7 +195,7 @@ func TestProgramOptions(t *testing.T) {
 // before any call, SetWorkers grows and shrinks them, and an input over
 // MaxPayload fails before it is sent.
 func TestProgramWorkersAndLimits(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		started := make(chan pool.WorkerEvent, 8)
 		p := newProgramPool(t, l, pool.Options{Workers: 2, MinWorkers: 2,
 			OnWorkerEvent: func(ev pool.WorkerEvent) {
@@ -246,7 +246,7 @@ func TestProgramWorkersAndLimits(t *testing.T) {
 // process never read (it died with the call still in its pipe) costs the
 // call nothing: it goes to the next process, once.
 func TestProgramUnreadCallGoesToTheReplacement(t *testing.T) {
-	python := languages[0].command(t)[0]
+	python := testkit.Programs[0].Command(t, testkit.Programs[0].Worker)[0]
 	deaf, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", "deafonce.py"))
 	require.NoError(t, err)
 	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,

@@ -36,17 +36,17 @@ func runProgramHost() {
 		fmt.Fprintln(os.Stderr, "program host:", err)
 		os.Exit(2)
 	}
-	for _, l := range languages {
-		if l.name != name {
+	for _, l := range testkit.Programs {
+		if l.Name != name {
 			continue
 		}
-		worker, err := l.workerPath()
+		worker, err := testkit.SDKTestdata(l.Worker)
 		if err != nil {
 			fail(err)
 		}
 		started := &lineWatch{want: "sleep: started", seen: make(chan struct{})}
 		p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: slog.New(slog.NewTextHandler(started, nil)),
-			Subprocess: pool.SubprocessOptions{Command: []string{l.program, worker}}})
+			Subprocess: pool.SubprocessOptions{Command: []string{l.Binary, worker}}})
 		if err != nil {
 			fail(err)
 		}
@@ -74,12 +74,12 @@ func runProgramHost() {
 // lifeline's EOF, which the SDKs turn into a kill of their group.
 func TestProgramDiesWithItsPool(t *testing.T) {
 	testkit.SkipOffLinux(t, "the parent-death signal")
-	eachLanguage(t, func(t *testing.T, l language) {
-		l.command(t) // the program is installed
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
+		l.Command(t, l.Worker) // the program is installed
 		exe, err := os.Executable()
 		require.NoError(t, err)
 		cmd := exec.CommandContext(testkit.Ctx(t), exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), envProgramHost+"="+l.name)
+		cmd.Env = append(os.Environ(), envProgramHost+"="+l.Name)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		stdout, err := cmd.StdoutPipe()

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -70,36 +68,10 @@ var (
 	xMissing    = pool.Extern[none, none]("not served by the program")
 )
 
-// language is a program of another language and its test worker.
-type language struct{ name, program, worker string }
-
-var languages = []language{
-	{"python", "python3", "worker.py"},
-	{"node", "node", "worker.mjs"},
-}
-
-// command is l's test worker's command line. The program must be
-// installed: CI installs python3 and node (.ci/run), and a test that
-// skipped without them would hide the SDKs' breakage.
-func (l language) command(t testing.TB) []string {
-	t.Helper()
-	path, err := exec.LookPath(l.program)
-	require.NoError(t, err, "%s is needed for the %s SDK's tests (apt-get install python3 nodejs)", l.program, l.name)
-	worker, err := l.workerPath()
-	require.NoError(t, err)
-	return []string{path, worker}
-}
-
-// workerPath is where l's test worker is: a test runs in its package's
-// directory.
-func (l language) workerPath() (string, error) {
-	return filepath.Abs(filepath.Join("..", "sdk", "testdata", l.worker))
-}
-
 // eachLanguage runs test once per language, in parallel.
-func eachLanguage(t *testing.T, test func(t *testing.T, l language)) {
-	for _, l := range languages {
-		t.Run(l.name, func(t *testing.T) {
+func eachLanguage(t *testing.T, test func(t *testing.T, l testkit.Program)) {
+	for _, l := range testkit.Programs {
+		t.Run(l.Name, func(t *testing.T) {
 			t.Parallel()
 			test(t, l)
 		})
@@ -107,10 +79,10 @@ func eachLanguage(t *testing.T, test func(t *testing.T, l language)) {
 }
 
 // newProgramPool returns a pool of l's test worker, closed with the test.
-func newProgramPool(t *testing.T, l language, o pool.Options) *pool.Pool {
+func newProgramPool(t *testing.T, l testkit.Program, o pool.Options) *pool.Pool {
 	t.Helper()
 	o.Isolation = pool.Subprocess
-	o.Subprocess.Command = l.command(t)
+	o.Subprocess.Command = l.Command(t, l.Worker)
 	if o.Workers == 0 {
 		o.Workers = 1
 	}
@@ -118,7 +90,7 @@ func newProgramPool(t *testing.T, l language, o pool.Options) *pool.Pool {
 }
 
 func TestProgramRunsTasks(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
 		ctx := testkit.Ctx(t)
 
@@ -147,7 +119,7 @@ func TestProgramRunsTasks(t *testing.T) {
 
 		_, err = pool.Run(ctx, p, xMissing, none{})
 		require.ErrorIs(t, err, pool.ErrUnknownTask)
-		assert.Contains(t, err.Error(), l.worker)
+		assert.Contains(t, err.Error(), l.Worker)
 
 		_, err = pool.Run(ctx, p, Sum, SumIn{A: 1})
 		require.ErrorIs(t, err, pool.ErrUnknownTask, "a Go task in a program")
@@ -173,7 +145,7 @@ func TestExternOnlyInItsProgram(t *testing.T) {
 // TestProgramCancel: a task that honours the cancel keeps its process; one
 // that ignores it is killed with its group after TerminateGrace.
 func TestProgramCancel(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{TerminateGrace: 5 * time.Second}})
 		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
 		require.NoError(t, err)
@@ -192,7 +164,7 @@ func TestProgramCancel(t *testing.T) {
 }
 
 func TestProgramIgnoringCancelIsKilled(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		log := newLogSink()
 		p := newProgramPool(t, l, pool.Options{Logger: log.logger(), Subprocess: pool.SubprocessOptions{TerminateGrace: 200 * time.Millisecond}})
 		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
@@ -217,7 +189,7 @@ func TestProgramIgnoringCancelIsKilled(t *testing.T) {
 // TestProgramGrandchildDiesWithWorker: what a task starts goes with its
 // worker's process group.
 func TestProgramGrandchildDiesWithWorker(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
 		out, err := pool.Run(testkit.Ctx(t), p, xGrandchild, none{})
 		require.NoError(t, err)
@@ -230,7 +202,7 @@ func TestProgramGrandchildDiesWithWorker(t *testing.T) {
 // TestProgramOutputIsLogged: what a program prints reaches the pool's
 // logger line by line, and no print corrupts the protocol.
 func TestProgramOutputIsLogged(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		log := newLogSink()
 		p := newProgramPool(t, l, pool.Options{Logger: log.logger()})
 		out, err := pool.Run(testkit.Ctx(t), p, xPrint, none{})

@@ -111,7 +111,7 @@ func TestProgramNice(t *testing.T) {
 	base, err := threadNices()
 	require.NoError(t, err)
 	require.Len(t, base, 1, "this test process's threads share one nice value")
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{Nice: 5}})
 		out, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
 		require.NoError(t, err)

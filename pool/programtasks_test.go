@@ -15,7 +15,7 @@ import (
 // any call (starting a process to hear it) and after; it fails on a pool
 // of Go workers, and for a program that does not start.
 func TestProgramTasks(t *testing.T) {
-	eachLanguage(t, func(t *testing.T, l language) {
+	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
 		names, err := p.ProgramTasks(testkit.Ctx(t))
 		require.NoError(t, err)
