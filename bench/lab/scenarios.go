@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/offloadgo/offload/pool"
@@ -18,7 +19,32 @@ type scenario struct {
 	Mode       string  // /job?mode=...; "" sends no jobs
 	Server     serverConfig
 	Phases     []float64 // overload: job rates as multiples of the pool's capacity
+	// Cores says Phases are multiples of what the server's cores can do
+	// (GOMAXPROCS jobs at once), not of the overload pool's capacity: the
+	// jobs run in the handlers themselves.
+	Cores bool
 }
+
+// capacity is the jobs per second sc's phases are multiples of.
+func (sc scenario) capacity(jobTime time.Duration) float64 {
+	if sc.Cores {
+		return float64(runtime.GOMAXPROCS(0)) / jobTime.Seconds() // the server's, on the same machine
+	}
+	return capacity(jobTime)
+}
+
+// The saturated scenarios: 200 ms jobs inline in the handlers at twice
+// what the cores can do, then half, with and without Shed's MaxLag in
+// front of them, and a readiness probe (pool.Ready, MaxLag the same)
+// asked every 100 ms by a client that waits probeTimeout, as a kubelet's
+// default timeoutSeconds does.
+var saturatedPhases = []float64{2, 0.5}
+
+const (
+	saturatedMaxLag = 20 * time.Millisecond
+	probeRate       = 10 // probes a second
+	probeTimeout    = time.Second
+)
 
 // overloadPhases are the issue's: 0.5×, 1×, 2×, 5× and 10× the pool's
 // capacity, then back to 0.5× to see it recover.
@@ -94,6 +120,16 @@ func scenarios(overloadPool string) []scenario {
 		all = append(all, scenario{
 			Group: v.group, Name: v.group, Mode: overloadPool, Phases: overloadPhases,
 			Server: serverConfig{Pool: overloadPool, MaxQueue: v.maxQueue, Shed: v.shed, MaxWait: v.maxWait, QueueDelay: v.delay},
+		})
+	}
+	for _, v := range []struct {
+		name   string
+		maxLag time.Duration
+	}{{"no MaxLag", 0}, {fmt.Sprintf("Shed MaxLag %v", saturatedMaxLag), saturatedMaxLag}} {
+		group := "saturated, " + v.name + ": 200 ms jobs inline in the handlers (no pool), phases x what the cores can do"
+		all = append(all, scenario{
+			Group: group, Name: group, Mode: "inline", Phases: saturatedPhases, Cores: true,
+			Server: serverConfig{MaxLag: v.maxLag, ReadyLag: saturatedMaxLag},
 		})
 	}
 	return all
