@@ -34,16 +34,20 @@ func (sc scenario) capacity(jobTime time.Duration) float64 {
 }
 
 // The saturated scenarios: 200 ms jobs inline in the handlers at twice
-// what the cores can do, then half, with and without Shed's MaxLag in
-// front of them, and a readiness probe (pool.Ready, MaxLag the same)
-// asked every 100 ms by a client that waits probeTimeout, as a kubelet's
-// default timeoutSeconds does.
-var saturatedPhases = []float64{2, 0.5}
+// what the cores can do, then half, without Shed and with Shed's MaxLag
+// at 20 and 50 ms in front of them, and a readiness probe (pool.Ready,
+// MaxLag as the row's Shed, readyLag without one) asked ten times a
+// second by a client that waits probeTimeout, as a kubelet's default
+// timeoutSeconds does.
+var (
+	saturatedPhases = []float64{2, 0.5}
+	saturatedMaxLag = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond}
+)
 
 const (
-	saturatedMaxLag = 20 * time.Millisecond
-	probeRate       = 10 // probes a second
-	probeTimeout    = time.Second
+	readyLag     = 50 * time.Millisecond
+	probeRate    = 10 // probes a second
+	probeTimeout = time.Second
 )
 
 // overloadPhases are the issue's: 0.5×, 1×, 2×, 5× and 10× the pool's
@@ -122,14 +126,15 @@ func scenarios(overloadPool string) []scenario {
 			Server: serverConfig{Pool: overloadPool, MaxQueue: v.maxQueue, Shed: v.shed, MaxWait: v.maxWait, QueueDelay: v.delay},
 		})
 	}
-	for _, v := range []struct {
-		name   string
-		maxLag time.Duration
-	}{{"no MaxLag", 0}, {fmt.Sprintf("Shed MaxLag %v", saturatedMaxLag), saturatedMaxLag}} {
-		group := "saturated, " + v.name + ": 200 ms jobs inline in the handlers (no pool), phases x what the cores can do"
+	for _, maxLag := range append([]time.Duration{0}, saturatedMaxLag...) {
+		name, ready := "no Shed", readyLag
+		if maxLag > 0 {
+			name, ready = fmt.Sprintf("Shed MaxLag %v", maxLag), maxLag
+		}
+		group := fmt.Sprintf("saturated, %s: 200 ms jobs inline in the handlers (no pool), phases x what the cores can do; probe MaxLag %v", name, ready)
 		all = append(all, scenario{
 			Group: group, Name: group, Mode: "inline", Phases: saturatedPhases, Cores: true,
-			Server: serverConfig{MaxLag: v.maxLag, ReadyLag: saturatedMaxLag},
+			Server: serverConfig{MaxLag: maxLag, ReadyLag: ready},
 		})
 	}
 	return all
