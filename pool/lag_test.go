@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -188,6 +189,47 @@ func TestProcessLagSamplerLifetime(t *testing.T) {
 	require.NoError(t, closed.Close())
 	_ = Shed(closed, ShedOptions{MaxLag: time.Second})
 	assert.False(t, processLag.watching(), "a closed pool asks for nothing")
+}
+
+// A sampler reads every lagInterval while a watcher's ctx lasts, stops
+// when the last ends, and starts afresh with the next: on a synctest
+// bubble's clock, so no read depends on the machine's speed.
+func TestLagSamplerTicks(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var s lagSampler
+		reads := func() int {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return len(s.window)
+		}
+		a, stopA := context.WithCancel(context.Background())
+		b, stopB := context.WithCancel(context.Background())
+		s.watchWhile(a)
+		s.watchWhile(b)
+		assert.Equal(t, 1, reads(), "the first read is made at once")
+		time.Sleep(3 * lagInterval)
+		synctest.Wait()
+		assert.Equal(t, 4, reads(), "then one every lagInterval")
+		time.Sleep(10 * lagInterval)
+		synctest.Wait()
+		assert.Equal(t, lagWindow+1, reads(), "the window keeps lagWindow+1 reads")
+
+		stopA()
+		synctest.Wait()
+		assert.True(t, s.watching(), "b still watches")
+		stopB()
+		synctest.Wait() // the sampling goroutine has ended: the bubble would not end otherwise
+		assert.False(t, s.watching())
+		time.Sleep(3 * lagInterval)
+		synctest.Wait()
+		assert.Equal(t, lagWindow+1, reads(), "no reads while stopped")
+
+		c, stopC := context.WithCancel(context.Background())
+		defer stopC()
+		s.watchWhile(c)
+		assert.Equal(t, 1, reads(), "a restarted sampler starts a new window")
+	})
 }
 
 // One read of the runtime's histogram and a window update: what the

@@ -52,7 +52,7 @@ const (
 
 // ShedOptions configures Shed. The zero value sheds only when the pool is
 // closed, when its queue is full, and when a request's deadline would pass
-// before its task could start.
+// before its task could start; never on the process's lag.
 type ShedOptions struct {
 	// MaxWait is the longest predicted queue wait at which a request is
 	// still admitted. 0 means no wait-based shedding: the queue bound alone
@@ -96,8 +96,8 @@ type ShedOptions struct {
 	// A background goroutine, one per process however many pools and
 	// Sheds use it, reads the runtime's histogram every 100 ms while a
 	// pool given a MaxLag is open: about 230 ns and no allocation a read
-	// (BenchmarkLagSample), a few microseconds of CPU a second with the
-	// goroutine's wakeups. A request pays two atomic loads, about 3 ns
+	// (BenchmarkLagSample), 2.3 µs of CPU a second plus the goroutine's
+	// ten wakeups. A request pays two atomic loads, about 3 ns
 	// (BenchmarkLagGate).
 	MaxLag time.Duration
 
@@ -110,8 +110,8 @@ type ShedOptions struct {
 
 // Shed returns HTTP middleware that answers 503 Service Unavailable, with a
 // Retry-After header and a short text body, before the wrapped handler runs
-// whenever p can't take the request's work in time. The checks, cheapest
-// first:
+// whenever p can't take the request's work in time, or (with MaxLag) the
+// process's CPUs can't. The checks, cheapest first:
 //
 //  1. p is closed (Shutdown or Close was called);
 //  2. the process lags: its recent scheduling latency passed opts.MaxLag
