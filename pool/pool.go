@@ -46,6 +46,9 @@ type Pool struct {
 	lastEmpty int64
 	// watchingSlow says the slow-task watcher runs (see slowtask.go).
 	watchingSlow bool
+	// watchingLag says a Shed or Ready keeps the process's lag sampled
+	// while the pool is open (see lag.go).
+	watchingLag atomic.Bool
 
 	// events logs and hooks what happens to the workers (see events.go).
 	events poolEvents

@@ -86,12 +86,12 @@ type Stats struct {
 
 // ShedStats counts the requests Shed turned away, by ShedReason.
 type ShedStats struct {
-	Closed, QueueFull, MaxWait, Deadline, NoNode uint64
+	Closed, QueueFull, MaxWait, Deadline, NoNode, Lag uint64
 }
 
 // Total is every request Shed turned away.
 func (s ShedStats) Total() uint64 {
-	return s.Closed + s.QueueFull + s.MaxWait + s.Deadline + s.NoNode
+	return s.Closed + s.QueueFull + s.MaxWait + s.Deadline + s.NoNode + s.Lag
 }
 
 // Count is the requests turned away for reason (0 for an unknown one).
@@ -107,6 +107,8 @@ func (s ShedStats) Count(reason ShedReason) uint64 {
 		return s.Deadline
 	case ShedNoNode:
 		return s.NoNode
+	case ShedLag:
+		return s.Lag
 	}
 	return 0
 }
@@ -159,7 +161,7 @@ type recorder struct {
 
 	rejected, canceled, terminated, crashed, recycled, slow atomic.Uint64
 	canceledOnNode                                          atomic.Uint64
-	shed                                                    [ShedNoNode + 1]atomic.Uint64 // by ShedReason; [0] unused
+	shed                                                    [ShedLag + 1]atomic.Uint64 // by ShedReason; [0] unused
 
 	exited      tally // of workers that have exited; guarded by the pool's lock
 	exitedNanos int64 // their summed lifetime; guarded by the pool's lock
@@ -235,7 +237,8 @@ func (p *Pool) Stats() Stats {
 	s.OldestRunning, s.Slow = time.Duration(oldest), r.slow.Load()
 	s.MaxWorkers = p.workerLimit()
 	s.Shed = ShedStats{Closed: r.shed[ShedClosed].Load(), QueueFull: r.shed[ShedQueueFull].Load(),
-		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load(), NoNode: r.shed[ShedNoNode].Load()}
+		MaxWait: r.shed[ShedMaxWait].Load(), Deadline: r.shed[ShedDeadline].Load(), NoNode: r.shed[ShedNoNode].Load(),
+		Lag: r.shed[ShedLag].Load()}
 	s.WaitTime, s.RunTime = sum.waitTime.summary(), sum.runTime.summary()
 	if lived > 0 {
 		busy := int64(sum.runTime.sum) + running

@@ -24,6 +24,7 @@ type instruments struct {
 	oldestRunning                                    metric.Float64ObservableGauge
 	slow                                             metric.Int64ObservableCounter
 	workersMax                                       metric.Int64ObservableGauge
+	schedLatency                                     metric.Float64ObservableGauge
 	all                                              []metric.Observable
 }
 
@@ -81,6 +82,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.oldestRunning = fgauge("offload.pool.running.oldest", "s", "How long the longest-running task has been running (0 when none runs).")
 	in.slow = counter("offload.pool.tasks.slow", "{task}", "Tasks that ran past the pool's SlowTaskAfter, counted as they passed it.")
 	in.workersMax = gauge("offload.pool.workers.max", "{worker}", "The most tasks that may run at once now: Workers as SetWorkers last set it, capped by a Remote pool's live slots.")
+	in.schedLatency = fgauge("offload.process.sched.latency", "s", "The process's scheduling latency since it started, by quantile: how long its runnable goroutines waited for a CPU.")
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -108,14 +110,14 @@ func (in *instruments) observe(o metric.Observer, poolAttr attribute.KeyValue, s
 	o.ObserveInt64(in.queued, int64(st.Queued), attrs)
 	o.ObserveFloat64(in.utilization, st.Utilization, attrs)
 	o.ObserveFloat64(in.oldestRunning, st.OldestRunning.Seconds(), attrs)
-	for _, reason := range []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline, pool.ShedNoNode} {
+	for _, reason := range []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline, pool.ShedNoNode, pool.ShedLag} {
 		label := strings.ReplaceAll(reason.String(), " ", "_")
 		o.ObserveInt64(in.shed, int64(st.Shed.Count(reason)), metric.WithAttributes(poolAttr, attribute.String("reason", label)))
 	}
 	o.ObserveFloat64(in.waitTotal, st.WaitTime.Sum.Seconds(), attrs)
 	o.ObserveFloat64(in.runTotal, st.RunTime.Sum.Seconds(), attrs)
-	quantiles(o, in.wait, poolAttr, st.WaitTime)
-	quantiles(o, in.run, poolAttr, st.RunTime)
+	quantiles(o, in.wait, st.WaitTime, poolAttr)
+	quantiles(o, in.run, st.RunTime, poolAttr)
 	for task, ts := range st.Tasks {
 		taskAttr := attribute.String("task", task)
 		for _, r := range []struct {
@@ -140,8 +142,16 @@ func (in *instruments) observeNodes(o metric.Observer, poolAttr attribute.KeyVal
 	}
 }
 
-// quantiles reports s's P50, P90, P99 and Max, when it has samples.
-func quantiles(o metric.Observer, g metric.Float64ObservableGauge, poolAttr attribute.KeyValue, s pool.Summary) {
+// observeProcess reports what belongs to the process, not to a pool: its
+// scheduling latency, with no pool attribute. Each registration observes
+// the same values, so the last one read stands for them all.
+func (in *instruments) observeProcess(o metric.Observer) {
+	quantiles(o, in.schedLatency, pool.SchedLatency())
+}
+
+// quantiles reports s's P50, P90, P99 and Max, when it has samples, with
+// attrs and the quantile.
+func quantiles(o metric.Observer, g metric.Float64ObservableGauge, s pool.Summary, attrs ...attribute.KeyValue) {
 	if s.Count == 0 {
 		return
 	}
@@ -149,6 +159,6 @@ func quantiles(o metric.Observer, g metric.Float64ObservableGauge, poolAttr attr
 		at float64
 		v  float64
 	}{{0.5, s.P50.Seconds()}, {0.9, s.P90.Seconds()}, {0.99, s.P99.Seconds()}, {1, s.Max.Seconds()}} {
-		o.ObserveFloat64(g, q.v, metric.WithAttributes(poolAttr, attribute.Float64("quantile", q.at)))
+		o.ObserveFloat64(g, q.v, metric.WithAttributes(append(attrs, attribute.Float64("quantile", q.at))...))
 	}
 }

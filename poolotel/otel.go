@@ -6,8 +6,8 @@
 //	defer reg.Unregister()
 //
 // Like package poolprom it reads Pool.Stats when the reader collects, so
-// it adds nothing to a task's path. Every instrument is observable and
-// carries the attribute pool=NAME:
+// it adds nothing to a task's path. Every instrument is observable, and
+// all but the process's scheduling latency carry the attribute pool=NAME:
 //
 //   - counters offload.pool.tasks.{submitted,completed,failed,rejected,canceled,canceled_on_node,slow}
 //     (canceled_on_node: a Remote pool's tasks whose caller gave up while
@@ -23,13 +23,18 @@
 //     run: a task stuck on a ctx it ignores shows here);
 //   - the counter offload.pool.shed{reason}: requests the pool's Shed
 //     middleware answered 503 before their handler ran (reason closed,
-//     queue_full, max_wait, deadline or no_node);
+//     queue_full, max_wait, deadline, no_node or lag);
 //   - offload.pool.queue.wait and offload.pool.run.duration, gauges in
 //     seconds with the attribute quantile (0.5, 0.9, 0.99, 1 for the
 //     maximum) — OpenTelemetry has no observable histogram, and a pool's
 //     histograms are kept by the pool, not recorded through the Meter —
 //     and the counters offload.pool.queue.wait.total and
 //     offload.pool.run.time.total (seconds), whose rates give the means;
+//   - beside them, with no pool attribute, the gauge
+//     offload.process.sched.latency{quantile}: the process's scheduling
+//     latency since it started, how long its runnable goroutines waited
+//     for a CPU (pool.SchedLatency) — a pool short of workers shows in
+//     its queue wait, a process short of CPU here;
 //   - by task name, offload.pool.task.runs{task,outcome} and
 //     offload.pool.task.run.time{task};
 //   - for a Remote pool, each worker node (pool.Pool.Nodes), as its
@@ -73,6 +78,7 @@ func Register(meter metric.Meter, name string, p *pool.Pool) (metric.Registratio
 	return meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		in.observe(o, poolAttr, p.Stats())
 		in.observeNodes(o, poolAttr, p.Nodes())
+		in.observeProcess(o)
 		return nil
 	}, in.all...)
 }

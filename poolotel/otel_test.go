@@ -151,6 +151,7 @@ func TestRegister(t *testing.T) {
 	assert.Equal(t, 1.0, point(t, m["offload.pool.shed"], poolAttr, attribute.String("reason", "queue_full")))
 	assert.Zero(t, point(t, m["offload.pool.shed"], poolAttr, attribute.String("reason", "max_wait")))
 	assert.Zero(t, point(t, m["offload.pool.shed"], poolAttr, attribute.String("reason", "no_node")))
+	assert.Zero(t, point(t, m["offload.pool.shed"], poolAttr, attribute.String("reason", "lag")))
 	close(release)
 	_, err = held.Wait()
 	require.NoError(t, err)

@@ -75,7 +75,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect reads each pool's Stats and sends its metrics, pools in name
-// order.
+// order, then the process's scheduling latency (pool.SchedLatency).
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	names := make([]string, 0, len(c.pools))
@@ -92,6 +92,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.collect(ch, names[i], p.Stats())
 		c.collectNodes(ch, names[i], p.Nodes())
 	}
+	ch <- newHistogram(c.descs.schedLatency, pool.SchedLatency(), c.buckets)
 }
 
 // collectNodes sends the figures of a Remote pool's worker nodes (none
@@ -151,7 +152,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, name string, st pool.St
 }
 
 // shedReasons are the reasons Shed turns a request away.
-var shedReasons = []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline, pool.ShedNoNode}
+var shedReasons = []pool.ShedReason{pool.ShedClosed, pool.ShedQueueFull, pool.ShedMaxWait, pool.ShedDeadline, pool.ShedNoNode, pool.ShedLag}
 
 // reasonLabel is a reason as a label value: "queue_full", not "queue full".
 func reasonLabel(r pool.ShedReason) string { return strings.ReplaceAll(r.String(), " ", "_") }

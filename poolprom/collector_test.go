@@ -273,7 +273,7 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 	require.Eventually(t, func() bool { return p.Stats().OldestRunning > 0 }, 5*time.Second, time.Millisecond)
 	m := scrape(t, srv)
 	assert.Equal(t, 3.0, value(t, m, "offload_shed_total", "shed", "reason", "queue_full"))
-	for _, reason := range []string{"closed", "max_wait", "deadline", "no_node"} {
+	for _, reason := range []string{"closed", "max_wait", "deadline", "no_node", "lag"} {
 		assert.Zero(t, value(t, m, "offload_shed_total", "shed", "reason", reason), reason)
 	}
 	assert.Positive(t, value(t, m, "offload_oldest_running_seconds", "shed"), "the held task's age")

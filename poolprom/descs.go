@@ -12,6 +12,7 @@ type descs struct {
 	nodeWorkers, nodeBusy, nodeInFlight, nodeAge     *prometheus.Desc
 	shed, oldestRunning                              *prometheus.Desc
 	slow, workersMax                                 *prometheus.Desc
+	schedLatency                                     *prometheus.Desc
 }
 
 func newDescs(ns string) descs {
@@ -45,6 +46,7 @@ func newDescs(ns string) descs {
 		shed:           desc("shed_total", "Requests the pool's Shed middleware answered 503 before their handler ran, by reason.", "pool", "reason"),
 		oldestRunning:  desc("oldest_running_seconds", "How long the longest-running task has been running (0 when none runs).", pool...),
 		slow:           desc("slow_tasks_total", "Tasks that ran past the pool's SlowTaskAfter, counted as they passed it.", pool...),
+		schedLatency:   desc("sched_latency_seconds", "The process's scheduling latency since it started: how long its runnable goroutines waited for a CPU (runtime/metrics /sched/latencies:seconds).", nil...),
 		workersMax:     desc("workers_max", "The most tasks that may run at once now: Workers as SetWorkers last set it, capped by a Remote pool's live slots.", pool...),
 	}
 }
@@ -58,6 +60,7 @@ func (d *descs) each(f func(*prometheus.Desc)) {
 		d.queueWait, d.runTime, d.taskRuns, d.taskRunSeconds,
 		d.nodeWorkers, d.nodeBusy, d.nodeInFlight, d.nodeAge,
 		d.shed, d.oldestRunning, d.slow, d.workersMax,
+		d.schedLatency,
 	} {
 		f(desc)
 	}

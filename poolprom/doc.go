@@ -21,7 +21,7 @@
 //     (tasks that ran past pool.Options.SlowTaskAfter);
 //   - NAMESPACE_shed_total{pool,reason}: requests the pool's Shed
 //     middleware answered 503 before their handler ran, by reason
-//     (closed, queue_full, max_wait, deadline, no_node);
+//     (closed, queue_full, max_wait, deadline, no_node, lag);
 //   - gauges: NAMESPACE_workers, NAMESPACE_workers_max (the most tasks
 //     that may run at once now: Workers as SetWorkers last set it, or a
 //     Remote pool's live slots if fewer), NAMESPACE_busy_workers,
@@ -34,6 +34,14 @@
 //     for them (the protobuf format), native buckets (schema 3: eight per
 //     power of two, as the pool's own histograms are kept; their bounds
 //     are the pool's, within 12.5%);
+//   - NAMESPACE_sched_latency_seconds, with no pool label: the process's
+//     scheduling latency since it started, how long its runnable
+//     goroutines waited for a CPU (pool.SchedLatency), a histogram of the
+//     same kinds whose bounds are the runtime's buckets (within about a
+//     quarter) and whose sum counts each latency at its bucket's middle.
+//     Beside a pool's queue_wait_seconds it tells the two kinds of
+//     congestion apart: a pool short of workers, or a process short of
+//     CPU (histogram_quantile(0.99, rate(...[1m])) for its recent p99);
 //   - by task name: NAMESPACE_task_runs_total{pool,task,outcome} (outcome
 //     completed, failed or canceled) and
 //     NAMESPACE_task_run_seconds_total{pool,task};

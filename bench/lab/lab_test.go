@@ -54,6 +54,7 @@ func TestQuick(t *testing.T) {
 	for _, r := range rows {
 		switch {
 		case r.NA != "":
+		case strings.HasPrefix(r.Group, "saturated"): // not in the overview: phases of another capacity
 		case r.Offered > 0:
 			phases++
 		default:
@@ -74,10 +75,14 @@ func TestQuick(t *testing.T) {
 		assert.Contains(t, table, "== "+r.Group)
 	}
 
-	overload := map[string][]row{}
+	overload, saturated := map[string][]row{}, map[string][]row{}
 	for _, r := range rows {
 		if strings.HasPrefix(r.Group, "overload") {
 			overload[r.Group] = append(overload[r.Group], r)
+			continue
+		}
+		if strings.HasPrefix(r.Group, "saturated") {
+			saturated[r.Group] = append(saturated[r.Group], r)
 			continue
 		}
 		if r.NA != "" {
@@ -118,6 +123,25 @@ func TestQuick(t *testing.T) {
 			assert.Less(t, last.Goroutines, phases[0].Goroutines+200, "%s: goroutines stay flat", group)
 		}
 	}
+
+	// Whether the saturated rows shed, and what the probe said, is the
+	// machine's figure; that they ran, and were probed, is the lab's.
+	require.Len(t, saturated, 1+len(saturatedMaxLag))
+	for group, phases := range saturated {
+		require.Len(t, phases, len(saturatedPhases), group)
+		probes := 0
+		for _, r := range phases {
+			assert.Empty(t, r.NA, group)
+			assert.Zero(t, r.ShedNoRA, "%s %s: a 503 without Retry-After", group, r.Name)
+			probes += r.Probe.N
+			assert.Equal(t, r.Probe.N, r.ProbeReady+r.ProbeNot+r.ProbeLost, "%s %s: every probe counted once", group, r.Name)
+		}
+		assert.Positive(t, probes, "%s: the readiness probe was asked", group)
+		if strings.Contains(group, "no Shed") {
+			assert.Zero(t, phases[0].Shed+phases[1].Shed, "%s: nothing sheds without MaxLag", group)
+		}
+	}
+	assert.Contains(t, table, "== the readiness probe")
 
 	bars := judge(rows, capacity(200*time.Millisecond))
 	assert.Len(t, bars, 2+3+2, "every bar judged: two reference rows, each overload group's 503s, (c)'s goodput and recovery")

@@ -6,7 +6,10 @@
 // scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput. Reference
 // rows run three times; their /fast p99 is the median run's. A last table
 // splits the time of Shed's 503s between client and server, and the last
-// lines hold the run against the reference page's bars.
+// lines hold the run against the reference page's bars. The saturated rows
+// run the jobs inline in the handlers at twice what the cores can do,
+// without Shed and with Shed's MaxLag, and ask a readiness probe
+// (/readyz, pool.Ready) ten times a second: a table of its own.
 //
 //	go run ./bench/lab              # the full table, about six minutes
 //	go run ./bench/lab -quick       # a short smoke run

@@ -70,8 +70,12 @@ func planFor(st settings, sc scenario, run int) ([]arrival, time.Duration) {
 		jobs := rand.New(rand.NewPCG(st.Seed, 1000+uint64(run)))
 		for i, m := range sc.Phases {
 			from := time.Duration(i) * st.Phase
-			plan = poisson(plan, jobs, m*capacity(st.JobTime), from, from+st.Phase, "job", jobPath)
+			plan = poisson(plan, jobs, m*sc.capacity(st.JobTime), from, from+st.Phase, "job", jobPath)
 		}
+	}
+	if sc.Server.ReadyLag > 0 {
+		probes := rand.New(rand.NewPCG(st.Seed, 2000+uint64(run)))
+		plan = poisson(plan, probes, probeRate, 0, length, "ready", "/readyz")
 	}
 	slices.SortFunc(plan, func(a, b arrival) int { return int(a.at - b.at) })
 	return plan, length

@@ -31,6 +31,7 @@ func writeOverview(dir string, results []outcome, capacity float64) error {
 		case len(o.Rows) == 0: // not summarized: nothing the table shows either
 		case o.Scenario.Phases == nil:
 			reference = append(reference, o)
+		case o.Scenario.Cores: // phases of another capacity: the table has them
 		default:
 			phased = append(phased, o)
 		}

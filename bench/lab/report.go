@@ -41,6 +41,12 @@ type row struct {
 	SchedServer    schedDist
 	SchedClient    schedDist
 	LagP99, LagMax time.Duration
+
+	// The readiness probe's answers (saturated rows): their latency from
+	// the intended send, and how many said 200, said 503, or came too late
+	// (or not at all) for the probe's timeout.
+	Probe                           dist
+	ProbeReady, ProbeNot, ProbeLost int
 }
 
 // dist is a latency summary.
@@ -83,7 +89,7 @@ func summarize(o *outcome, st settings) {
 	for i, m := range sc.Phases {
 		from := time.Duration(i) * st.Phase
 		r := window(o.Samples, from, from+st.Phase, true)
-		r.Group, r.Name, r.Offered = sc.Group, rowName(sc, i), m*capacity(st.JobTime)
+		r.Group, r.Name, r.Offered = sc.Group, rowName(sc, i), m*sc.capacity(st.JobTime)
 		r.Recovered = -1
 		if i == len(sc.Phases)-1 {
 			r.Recovered = recovery(o.Samples, from, st.JobTime)
@@ -153,7 +159,7 @@ func rowName(sc scenario, phase int) string {
 // under overload what was sent in a phase is not what was done in it.
 func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 	var r row
-	var fast, job, shed, shedSent, lags []time.Duration
+	var fast, job, shed, shedSent, lags, probes []time.Duration
 	good := 0
 	for _, s := range samples {
 		if byAnswer && s.Stream == "job" && s.Status == 200 && s.At+s.Latency >= from && s.At+s.Latency < to {
@@ -163,6 +169,18 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 			continue
 		}
 		lags = append(lags, s.Lag)
+		if s.Stream == "ready" {
+			probes = append(probes, s.Latency)
+			switch s.Status {
+			case 200:
+				r.ProbeReady++
+			case 503:
+				r.ProbeNot++
+			default:
+				r.ProbeLost++
+			}
+			continue
+		}
 		if s.Stream == "fast" {
 			fast = append(fast, s.Latency) // a failed /fast counts with its latency too
 			continue
@@ -187,6 +205,7 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 		}
 	}
 	r.Fast, r.Job, r.ShedTime, r.ShedSent = summarizeDist(fast), summarizeDist(job), summarizeDist(shed), summarizeDist(shedSent)
+	r.Probe = summarizeDist(probes)
 	lag := summarizeDist(lags)
 	r.LagP99, r.LagMax = lag.P99, lag.Max
 	if !byAnswer {

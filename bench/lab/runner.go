@@ -142,6 +142,7 @@ func runScenario(ctx context.Context, st settings, sc scenario, progress func(st
 	if sc.Phases != nil {
 		g.timeout["job"] = overloadClientTimeout
 	}
+	g.timeout["ready"] = probeTimeout
 
 	// Open 50 keep-alive connections first, as the reference does, so that
 	// dialing doesn't mix into the measurements; then warm up with /fast

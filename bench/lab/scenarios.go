@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/offloadgo/offload/pool"
@@ -18,7 +19,36 @@ type scenario struct {
 	Mode       string  // /job?mode=...; "" sends no jobs
 	Server     serverConfig
 	Phases     []float64 // overload: job rates as multiples of the pool's capacity
+	// Cores says Phases are multiples of what the server's cores can do
+	// (GOMAXPROCS jobs at once), not of the overload pool's capacity: the
+	// jobs run in the handlers themselves.
+	Cores bool
 }
+
+// capacity is the jobs per second sc's phases are multiples of.
+func (sc scenario) capacity(jobTime time.Duration) float64 {
+	if sc.Cores {
+		return float64(runtime.GOMAXPROCS(0)) / jobTime.Seconds() // the server's, on the same machine
+	}
+	return capacity(jobTime)
+}
+
+// The saturated scenarios: 200 ms jobs inline in the handlers at twice
+// what the cores can do, then half, without Shed and with Shed's MaxLag
+// at 20 and 50 ms in front of them, and a readiness probe (pool.Ready,
+// MaxLag as the row's Shed, readyLag without one) asked ten times a
+// second by a client that waits probeTimeout, as a kubelet's default
+// timeoutSeconds does.
+var (
+	saturatedPhases = []float64{2, 0.5}
+	saturatedMaxLag = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond}
+)
+
+const (
+	readyLag     = 50 * time.Millisecond
+	probeRate    = 10 // probes a second
+	probeTimeout = time.Second
+)
 
 // overloadPhases are the issue's: 0.5×, 1×, 2×, 5× and 10× the pool's
 // capacity, then back to 0.5× to see it recover.
@@ -94,6 +124,17 @@ func scenarios(overloadPool string) []scenario {
 		all = append(all, scenario{
 			Group: v.group, Name: v.group, Mode: overloadPool, Phases: overloadPhases,
 			Server: serverConfig{Pool: overloadPool, MaxQueue: v.maxQueue, Shed: v.shed, MaxWait: v.maxWait, QueueDelay: v.delay},
+		})
+	}
+	for _, maxLag := range append([]time.Duration{0}, saturatedMaxLag...) {
+		name, ready := "no Shed", readyLag
+		if maxLag > 0 {
+			name, ready = fmt.Sprintf("Shed MaxLag %v", maxLag), maxLag
+		}
+		group := fmt.Sprintf("saturated, %s: 200 ms jobs inline in the handlers (no pool), phases x what the cores can do; probe MaxLag %v", name, ready)
+		all = append(all, scenario{
+			Group: group, Name: group, Mode: "inline", Phases: saturatedPhases, Cores: true,
+			Server: serverConfig{MaxLag: maxLag, ReadyLag: ready},
 		})
 	}
 	return all

@@ -30,6 +30,9 @@ type serverConfig struct {
 	MaxWait  time.Duration // ShedOptions.MaxWait
 
 	QueueDelay pool.QueueDelay // the pool's QueueDelay
+
+	MaxLag   time.Duration // put pool.Shed with this MaxLag in front of /job?mode=inline
+	ReadyLag time.Duration // serve /readyz: pool.Ready with this MaxLag
 }
 
 // labNice is the nice increment of the lab's "nice" pool modes: that of
@@ -111,6 +114,19 @@ func serve(raw string) error {
 		}
 		_ = json.NewEncoder(w).Encode(st)
 	})
+	// guard is the pool the saturated scenarios' Shed and Ready read: it
+	// runs nothing, so only the process's lag makes them say no.
+	var guard *pool.Pool
+	if cfg.MaxLag > 0 || cfg.ReadyLag > 0 {
+		if guard, err = pool.New(pool.Options{Workers: 1}); err != nil {
+			return err
+		}
+		defer guard.Close()
+	}
+	inline := inlineJob(cfg, timer, guard)
+	if cfg.ReadyLag > 0 {
+		mux.Handle("/readyz", pool.Ready(pool.ReadyOptions{MaxLag: cfg.ReadyLag}, guard))
+	}
 	var poolJob http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		markReached(r)
 		out, err := pool.Run(r.Context(), p, jobTask, cfg.Items)
@@ -130,7 +146,8 @@ func serve(raw string) error {
 		chunking, isChunked := chunkSpec(mode)
 		switch {
 		case mode == "inline":
-			out, err = spinItems(context.Background(), cfg.Items)
+			inline.ServeHTTP(w, r)
+			return
 		case isChunked:
 			out, err = chunked(r.Context(), cfg.Items, chunking)
 		case mode == cfg.Pool:
@@ -162,6 +179,24 @@ func serve(raw string) error {
 		return err
 	}
 	return nil
+}
+
+// inlineJob is /job?mode=inline: the job on the handler's goroutine, to
+// its end whatever the client does, behind Shed on lag if cfg says so.
+func inlineJob(cfg serverConfig, timer *shedTimer, guard *pool.Pool) http.Handler {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		markReached(r)
+		out, err := spinItems(context.Background(), cfg.Items)
+		if err != nil {
+			pool.WriteError(w, err)
+			return
+		}
+		fmt.Fprintln(w, out)
+	})
+	if cfg.MaxLag > 0 {
+		h = timer.wrap(pool.Shed(guard, pool.ShedOptions{MaxLag: cfg.MaxLag})(h))
+	}
+	return h
 }
 
 // serverStats is /stats: what the lab samples to see memory and goroutines

@@ -39,6 +39,9 @@ func writeSVG(dir string, o outcome, st settings) error {
 	const width, height, left, right, top, bottom = 900.0, 360.0, 60.0, 20.0, 30.0, 50.0
 	lo, hi := 0.1, 1.0 // ms, log scale
 	for _, s := range o.Samples {
+		if s.Stream == "ready" {
+			continue
+		}
 		if s.Stream == "fast" {
 			hi = max(hi, float64(s.Latency)/float64(time.Millisecond))
 		}

@@ -62,6 +62,32 @@ func printTable(w io.Writer, rows []row) {
 		printCells(w, cells)
 	}
 	printShedTimes(w, rows)
+	printProbes(w, rows)
+}
+
+// probeColumns: the readiness probe's answers, as its client saw them
+// (intended send to answer; "late" is no answer within probeTimeout).
+var probeColumns = []string{"probes", "200", "503", "late", "p50", "p99", "max"}
+
+func printProbes(w io.Writer, rows []row) {
+	nameWidth := 0
+	for _, r := range rows {
+		nameWidth = max(nameWidth, len(shortGroup(r.Group)+" "+displayName(r)))
+	}
+	header := false
+	for _, r := range rows {
+		if r.NA != "" || r.Probe.N == 0 {
+			continue
+		}
+		if !header {
+			header = true
+			fmt.Fprintf(w, "\n== the readiness probe (pool.Ready, MaxLag as the row's Shed, %v without), asked %d times a second; late = no answer within %v\n", readyLag, probeRate, probeTimeout)
+			printHeader(w, nameWidth, probeColumns)
+		}
+		fmt.Fprintf(w, "%-*s", nameWidth, shortGroup(r.Group)+" "+displayName(r))
+		printCells(w, []string{fmt.Sprint(r.Probe.N), fmt.Sprint(r.ProbeReady), fmt.Sprint(r.ProbeNot), fmt.Sprint(r.ProbeLost),
+			ms(r.Probe.P50), ms(r.Probe.P99), ms(r.Probe.Max)})
+	}
 }
 
 // shedColumns: Shed's 503s as the client saw them (cli: intended send to
