@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,6 +32,9 @@ type Queue struct {
 	unknownTaskGrace time.Duration
 
 	watch watcher
+	// outputs decodes an output by its task's name, through the Out type
+	// an Accept of the task knows (see StatusHandler).
+	outputs sync.Map // string → func([]byte) (any, error)
 	// life ends with Close: Serves stop pulling then.
 	life    context.Context
 	closeMe context.CancelFunc
@@ -229,14 +233,20 @@ func (q *Queue) Status(ctx context.Context, id ID) (Status, error) {
 	if !validID(id) {
 		return Status{}, ErrNotFound
 	}
+	st, _, err := q.status(ctx, id)
+	return st, err
+}
+
+// status is id's Status and, once it has one, its record.
+func (q *Queue) status(ctx context.Context, id ID) (Status, record, error) {
 	r, queued, err := q.lookup(ctx, id)
-	if err != nil {
-		return Status{}, err
+	switch {
+	case err != nil:
+		return Status{}, r, err
+	case queued != nil:
+		return Status{ID: id, Task: queued.Header.Get(headerTask), State: Queued, Enqueued: queued.Time}, r, nil
 	}
-	if queued != nil {
-		return Status{ID: id, Task: queued.Header.Get(headerTask), State: Queued, Enqueued: queued.Time}, nil
-	}
-	return r.status(id), nil
+	return r.status(id), r, nil
 }
 
 // lookup returns id's record, or, while it has none, its message in the
