@@ -121,6 +121,10 @@ type ShedOptions struct {
 //  5. the wait predicted for a new task exceeds opts.MaxWait (if set);
 //  6. the request's ctx has a deadline and the predicted wait ends past it.
 //
+// Check 6 sees a deadline set before the middleware runs: give a request
+// its timeout in a handler around Shed's (context.WithTimeout, then
+// r.WithContext), not inside the handler Shed wraps.
+//
 // The predicted wait is the work that must finish before a worker is free
 // for the new task, at the pool's recent average run time: when every
 // worker is taken, (InFlight − Workers + 1) × RecentRunTime ÷ Workers. It

@@ -24,8 +24,10 @@ const (
 
 // hashHandler serves POST /hash?rounds=N: the hex SHA-256 of the body,
 // hashed N times, computed in p. Shed answers 503 before the handler runs
-// when p can't start the work within a second; a task still running at
-// its deadline is stopped, and the client gets 504.
+// when p can't start the work within a second, or before the request's
+// deadline; a task still running at its deadline is stopped, and the
+// client gets 504. The deadline is set outside Shed, so that Shed sees
+// it.
 func hashHandler(p *pool.Pool, deadline time.Duration) http.Handler {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rounds := defaultRounds
@@ -42,16 +44,19 @@ func hashHandler(p *pool.Pool, deadline time.Duration) http.Handler {
 			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), deadline)
-		defer cancel()
-		sum, err := pool.Run(ctx, p, Hash, HashIn{Data: data, Rounds: rounds})
+		sum, err := pool.Run(r.Context(), p, Hash, HashIn{Data: data, Rounds: rounds})
 		if err != nil {
 			pool.WriteError(w, err) // 503 + Retry-After if full, 504 past the deadline, 502 if the worker died, else 500
 			return
 		}
 		fmt.Fprintln(w, sum)
 	})
-	return pool.Shed(p, pool.ShedOptions{MaxWait: time.Second})(h)
+	shed := pool.Shed(p, pool.ShedOptions{MaxWait: time.Second})(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), deadline)
+		defer cancel()
+		shed.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // metricsHandler serves the pool's metrics (and the Go runtime's) to
