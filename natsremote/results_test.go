@@ -40,6 +40,12 @@ func TestOutcomes(t *testing.T) {
 			assert.Equal(t, "it failed", re.Message)
 			assert.Equal(t, "nr.fail", re.Task)
 
+			assert.False(t, re.Permanent())
+			_, err = pool.Run(ctx, p, failPermanently, "not worth retrying")
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, "not worth retrying", re.Message)
+			assert.True(t, re.Permanent(), "the mark crosses the node (and its worker process)")
+
 			_, err = pool.Run(ctx, p, boom, "it panicked")
 			var pe *pool.PanicError
 			require.ErrorAs(t, err, &pe)
@@ -48,7 +54,7 @@ func TestOutcomes(t *testing.T) {
 
 			st := p.Stats()
 			assert.EqualValues(t, 1, st.Completed, "%+v", st)
-			assert.EqualValues(t, 2, st.Failed, "%+v", st)
+			assert.EqualValues(t, 3, st.Failed, "%+v", st)
 			nodes := p.Nodes()
 			require.Len(t, nodes, 1)
 			assert.Equal(t, 1, nodes[0].Workers)
@@ -199,3 +205,14 @@ func TestRunFuncRefusedOnRemotePool(t *testing.T) {
 	to := w.mark(t, nc)
 	assert.Zero(t, countOf(w.kinds(from, to, "offload.closures.node."), "call"), "nothing was sent")
 }
+
+// permanentErr is an error a task marks as not worth retrying, as
+// natsjobs.Permanent does: by its method.
+type permanentErr string
+
+func (e permanentErr) Error() string   { return string(e) }
+func (e permanentErr) Permanent() bool { return true }
+
+var failPermanently = pool.Register("nr.failPermanently", func(_ context.Context, msg string) (struct{}, error) {
+	return struct{}{}, permanentErr(msg)
+})
