@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
@@ -23,10 +24,7 @@ import (
 type (
 	// echoIO is the input and output of the test workers' "echo"
 	// (sdk/testdata/worker.py and worker.mjs).
-	echoIO struct {
-		Text string
-		N    int
-	}
+	echoIO = programtest.EchoIO
 	// blobIO is the input and output of "blobecho" (testdata/extern),
 	// whose Data travels as raw bytes both ways.
 	blobIO struct {
@@ -35,7 +33,7 @@ type (
 )
 
 var (
-	xEcho     = pool.Extern[echoIO, echoIO]("echo")
+	xEcho     = programtest.Echo
 	xBlobEcho = pool.Extern[blobIO, blobIO]("blobecho")
 )
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -37,7 +38,7 @@ func BenchmarkProgramViaNode(b *testing.B) {
 	}
 	echo := func(b *testing.B, p *pool.Pool) {
 		ctx := testCtx(b)
-		in := progEcho{Text: "hello", N: 1}
+		in := programtest.EchoIO{Text: "hello", N: 1}
 		_, err := pool.Run(ctx, p, xEcho, in) // the worker is up
 		require.NoError(b, err)
 		for b.Loop() {
@@ -48,11 +49,11 @@ func BenchmarkProgramViaNode(b *testing.B) {
 	}
 	blob := func(b *testing.B, p *pool.Pool) {
 		ctx := testCtx(b)
-		_, err := pool.Run(ctx, p, xBlob, progBlobIn{Image: image})
+		_, err := pool.Run(ctx, p, programtest.Blob, programtest.BlobIn{Image: image})
 		require.NoError(b, err)
 		b.SetBytes(2 * int64(len(image)))
 		for b.Loop() {
-			if _, err := pool.Run(ctx, p, xBlob, progBlobIn{Image: image}); err != nil {
+			if _, err := pool.Run(ctx, p, programtest.Blob, programtest.BlobIn{Image: image}); err != nil {
 				b.Fatal(err)
 			}
 		}

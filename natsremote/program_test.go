@@ -8,41 +8,24 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
-// Tasks of sdk/testdata/worker.py and worker.mjs (the pool's tests
-// declare the same names in their own binary), as a Remote pool sends
+// The test workers' tasks (internal/programtest), as a Remote pool sends
 // them to a node whose pool runs the program.
 type (
-	progEcho struct {
-		Text string
-		N    int
-	}
-	progBlobIn struct {
-		Width int
-		Image []byte `offload:"blob"`
-	}
-	progBlobOut struct {
-		Width int
-		Size  int
-		Image []byte `offload:"blob"`
-	}
-	progSeconds struct{ Seconds float64 }
-	progSlept   struct{ Slept bool }
-	progPID     struct{ PID int }
-	progNone    struct{}
+	progSeconds = programtest.SecondsIn
+	progNone    = programtest.None
 )
 
 var (
-	xEcho    = pool.Extern[progEcho, progEcho]("echo")
-	xBlob    = pool.Extern[progBlobIn, progBlobOut]("blob")
-	xFail    = pool.Extern[progNone, progNone]("fail")
-	xSleep   = pool.Extern[progSeconds, progSlept]("sleep")
-	xPID     = pool.Extern[progNone, progPID]("pid")
+	xEcho    = programtest.Echo
+	xSleep   = programtest.Sleep
+	xPID     = programtest.PID
 	xMissing = pool.Extern[progNone, progNone]("nr.not served by the program")
 )
 
@@ -76,33 +59,9 @@ func TestProgramNodeRunsExternTasks(t *testing.T) {
 			waitNodes(t, p, 1)
 			ctx := testCtx(t)
 
-			out, err := pool.Run(ctx, p, xEcho, progEcho{Text: "héllo", N: 42})
-			require.NoError(t, err)
-			assert.Equal(t, progEcho{Text: "héllo", N: 42}, out)
+			programtest.CheckRoundTrips(t, ctx, p)
 
-			image := testkit.Counting(make([]byte, 3<<20), 7)
-			b, err := pool.Run(ctx, p, xBlob, progBlobIn{Width: 256, Image: image})
-			require.NoError(t, err)
-			assert.Equal(t, 256, b.Width)
-			assert.Equal(t, len(image), b.Size)
-			require.Len(t, b.Image, len(image))
-			assert.Equal(t, image[0], b.Image[len(image)-1])
-			assert.Equal(t, image[len(image)-1], b.Image[0])
-			assert.Equal(t, byte(7), image[0], "the caller's input is left whole")
-
-			_, err = pool.Run(ctx, p, xFail, progNone{})
-			var re *pool.RemoteError
-			require.ErrorAs(t, err, &re)
-			assert.Equal(t, "fail", re.Task)
-			assert.Equal(t, "bad width 7", re.Message)
-			assert.NotEmpty(t, re.Type)
-			if l.Name == "python" {
-				assert.Equal(t, "ValueError", re.Type)
-				assert.Equal(t, "ValueError: bad width 7", err.Error())
-			}
-			assert.Contains(t, re.Traceback, "bad width 7")
-
-			_, err = pool.Run(ctx, p, xMissing, progNone{})
+			_, err := pool.Run(ctx, p, xMissing, progNone{})
 			require.ErrorIs(t, err, pool.ErrUnknownTask, "a name the program's hello does not list")
 			_, err = pool.Run(ctx, p, add, [2]int{1, 2})
 			require.ErrorIs(t, err, pool.ErrUnknownTask, "a Go task on a node of a program")
@@ -141,9 +100,9 @@ func TestGoAndProgramNodesServeOnePool(t *testing.T) {
 		sum, err := pool.Run(ctx, p, add, [2]int{i, 1})
 		require.NoError(t, err)
 		assert.Equal(t, i+1, sum)
-		out, err := pool.Run(ctx, p, xEcho, progEcho{Text: "x", N: i})
+		out, err := pool.Run(ctx, p, xEcho, programtest.EchoIO{Text: "x", N: i})
 		require.NoError(t, err)
-		assert.Equal(t, progEcho{Text: "x", N: i}, out)
+		assert.Equal(t, programtest.EchoIO{Text: "x", N: i}, out)
 	}
 	assert.EqualValues(t, 40, p.Stats().Completed)
 }
@@ -162,19 +121,6 @@ func TestProgramNodeThatCannotStart(t *testing.T) {
 	assert.Contains(t, err.Error(), "/nonexistent/offload-worker")
 }
 
-type (
-	progCode  struct{ Code int }
-	progAlloc struct {
-		MiB     int
-		Seconds float64
-	}
-)
-
-var (
-	xExit  = pool.Extern[progCode, progNone]("exit")
-	xAlloc = pool.Extern[progAlloc, progNone]("alloc")
-)
-
 // A program that dies under a call on a node, or that allocates past the
 // node's MemoryLimit, fails that call only, with ErrWorkerCrashed and the
 // node's account (the exit status, the tail of its stderr); the node
@@ -192,18 +138,18 @@ func TestProgramNodeWorkerFailures(t *testing.T) {
 	waitNodes(t, p, 1)
 	ctx := testCtx(t)
 
-	_, err := pool.Run(ctx, p, xExit, progCode{Code: 3})
+	_, err := pool.Run(ctx, p, programtest.Exit, programtest.CodeIn{Code: 3})
 	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
 	assert.Contains(t, err.Error(), "on node n1-")
 	assert.Contains(t, err.Error(), "status 3")
 	assert.Contains(t, err.Error(), "dying now")
 
-	_, err = pool.Run(ctx, p, xAlloc, progAlloc{MiB: 250, Seconds: 60})
+	_, err = pool.Run(ctx, p, programtest.Alloc, programtest.AllocIn{MiB: 250, Seconds: 60})
 	require.ErrorIs(t, err, pool.ErrWorkerCrashed)
 	assert.Contains(t, err.Error(), "memory limit")
 	t.Logf("memory: %v", err)
 
-	out, err := pool.Run(ctx, p, xEcho, progEcho{Text: "still serving"})
+	out, err := pool.Run(ctx, p, xEcho, programtest.EchoIO{Text: "still serving"})
 	require.NoError(t, err)
 	assert.Equal(t, "still serving", out.Text)
 }
@@ -237,10 +183,6 @@ type noSpan struct{}
 func (noSpan) Dequeued(time.Duration) {}
 func (noSpan) End(error)              {}
 
-type progTrace struct{ Trace map[string]string }
-
-var xTrace = pool.Extern[progNone, progTrace]("trace")
-
 // The caller's trace context reaches the program through a node whose
 // pool has a Tracer: the node continues the trace, and its pool sends it
 // on in the program's call.
@@ -253,7 +195,7 @@ func TestProgramNodeCarriesTheTrace(t *testing.T) {
 	p := remotePool(t, connect(t, s), "program-trace", pool.Options{Workers: 1, Tracer: passTracer{}})
 	waitNodes(t, p, 1)
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	out, err := pool.Run(withTraceparent(testCtx(t), tp), p, xTrace, progNone{})
+	out, err := pool.Run(withTraceparent(testCtx(t), tp), p, programtest.Trace, progNone{})
 	require.NoError(t, err)
 	assert.Equal(t, tp, out.Trace["traceparent"])
 }

@@ -12,59 +12,38 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
 
-// The tasks of sdk/testdata/worker.py and worker.mjs, which serve the same
-// names the same way, through each language's SDK.
+// The test workers' tasks and types (internal/programtest), by the names
+// these tests have long used.
 type (
-	echoIO struct {
-		Text string
-		N    int
-	}
-	blobIn struct {
-		Width int
-		Image []byte `offload:"blob"`
-	}
-	blobOut struct {
-		Width int
-		Size  int
-		Image []byte `offload:"blob"`
-	}
-	secondsIn struct{ Seconds float64 }
-	sleptOut  struct{ Slept bool }
-	pidOut    struct{ PID int }
-	codeIn    struct{ Code int }
-	allocIn   struct {
-		MiB     int
-		Seconds float64
-	}
-	okOut    struct{ OK bool }
-	traceOut struct{ Trace map[string]string }
-	envOut   struct{ Dir, Model string }
-	bytesIn  struct{ N int }
-	bytesOut struct {
-		Data []byte `offload:"blob"`
-	}
-	none struct{}
+	echoIO    = programtest.EchoIO
+	blobIn    = programtest.BlobIn
+	secondsIn = programtest.SecondsIn
+	codeIn    = programtest.CodeIn
+	allocIn   = programtest.AllocIn
+	bytesIn   = programtest.BytesIn
+	none      = programtest.None
 )
 
 var (
-	xEcho       = pool.Extern[echoIO, echoIO]("echo")
-	xBlob       = pool.Extern[blobIn, blobOut]("blob")
-	xFail       = pool.Extern[none, none]("fail")
-	xSleep      = pool.Extern[secondsIn, sleptOut]("sleep")
-	xStubborn   = pool.Extern[secondsIn, sleptOut]("stubborn")
-	xGrandchild = pool.Extern[none, pidOut]("grandchild")
-	xPrint      = pool.Extern[none, okOut]("print")
-	xExit       = pool.Extern[codeIn, none]("exit")
-	xAlloc      = pool.Extern[allocIn, none]("alloc")
-	xRecycle    = pool.Extern[none, pidOut]("recycle")
-	xPID        = pool.Extern[none, pidOut]("pid")
-	xTrace      = pool.Extern[none, traceOut]("trace")
-	xEnv        = pool.Extern[none, envOut]("env")
-	xBytes      = pool.Extern[bytesIn, bytesOut]("bytes")
+	xEcho       = programtest.Echo
+	xBlob       = programtest.Blob
+	xFail       = programtest.Fail
+	xSleep      = programtest.Sleep
+	xStubborn   = programtest.Stubborn
+	xGrandchild = programtest.Grandchild
+	xPrint      = programtest.Print
+	xExit       = programtest.Exit
+	xAlloc      = programtest.Alloc
+	xRecycle    = programtest.Recycle
+	xPID        = programtest.PID
+	xTrace      = programtest.Trace
+	xEnv        = programtest.Env
+	xBytes      = programtest.Bytes
 	xMissing    = pool.Extern[none, none]("not served by the program")
 )
 
@@ -94,30 +73,9 @@ func TestProgramRunsTasks(t *testing.T) {
 		p := newProgramPool(t, l, pool.Options{})
 		ctx := testkit.Ctx(t)
 
-		out, err := pool.Run(ctx, p, xEcho, echoIO{Text: "héllo", N: 42})
-		require.NoError(t, err)
-		assert.Equal(t, echoIO{Text: "héllo", N: 42}, out)
+		programtest.CheckRoundTrips(t, ctx, p)
 
-		image := testkit.Counting(make([]byte, 3<<20), 7) // over the bulk size: Plain keeps it on the pipe
-		b, err := pool.Run(ctx, p, xBlob, blobIn{Width: 256, Image: image})
-		require.NoError(t, err)
-		assert.Equal(t, 256, b.Width)
-		assert.Equal(t, len(image), b.Size)
-		require.Len(t, b.Image, len(image))
-		assert.Equal(t, image[0], b.Image[len(image)-1])
-		assert.Equal(t, image[len(image)-1], b.Image[0])
-		assert.Equal(t, byte(7), image[0], "the caller's input is left whole")
-
-		_, err = pool.Run(ctx, p, xFail, none{})
-		var re *pool.RemoteError
-		require.ErrorAs(t, err, &re)
-		assert.Equal(t, "ValueError", re.Type)
-		assert.Equal(t, "bad width 7", re.Message)
-		assert.Equal(t, "fail", re.Task)
-		assert.Contains(t, re.Traceback, "bad width 7")
-		assert.Equal(t, "ValueError: bad width 7", err.Error())
-
-		_, err = pool.Run(ctx, p, xMissing, none{})
+		_, err := pool.Run(ctx, p, xMissing, none{})
 		require.ErrorIs(t, err, pool.ErrUnknownTask)
 		assert.Contains(t, err.Error(), l.Worker)
 
