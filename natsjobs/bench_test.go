@@ -35,14 +35,8 @@ func BenchmarkEnqueue(b *testing.B) {
 		}
 	})
 	b.Run("jetstream", func(b *testing.B) {
-		_, nc := startJetStreamB(b)
-		js, err := jetstream.New(nc)
-		require.NoError(b, err)
+		js, body := bareStream(b)
 		ctx := context.Background()
-		_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "BARE", Subjects: []string{"bare.*"},
-			Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage})
-		require.NoError(b, err)
-		body := []byte{0x81, 0xa1, 'N', 0xcd, 0x30, 0x39}
 		for b.Loop() {
 			if _, err := js.Publish(ctx, "bare.x", body); err != nil {
 				b.Fatal(err)
@@ -51,14 +45,8 @@ func BenchmarkEnqueue(b *testing.B) {
 	})
 	// As Enqueue stores a job: a subject and a message id per job.
 	b.Run("jetstream-as-jobs", func(b *testing.B) {
-		_, nc := startJetStreamB(b)
-		js, err := jetstream.New(nc)
-		require.NoError(b, err)
+		js, body := bareStream(b)
 		ctx := context.Background()
-		_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "BARE", Subjects: []string{"bare.*"},
-			Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage})
-		require.NoError(b, err)
-		body := []byte{0x81, 0xa1, 'N', 0xcd, 0x30, 0x39}
 		for b.Loop() {
 			id := nuid.Next()
 			msg := &nats.Msg{Subject: "bare." + id, Data: body, Header: nats.Header{}}
@@ -184,4 +172,16 @@ func startJetStreamB(b *testing.B) (*natsServer, *nats.Conn) {
 	require.NoError(b, err)
 	b.Cleanup(nc.Close)
 	return s, nc
+}
+
+// bareStream is a JetStream with a work stream "BARE" on bare.*, and a
+// body the size of benchInput's encoding, for the bare rows.
+func bareStream(b *testing.B) (jetstream.JetStream, []byte) {
+	_, nc := startJetStreamB(b)
+	js, err := jetstream.New(nc)
+	require.NoError(b, err)
+	_, err = js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "BARE", Subjects: []string{"bare.*"},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage})
+	require.NoError(b, err)
+	return js, []byte{0x81, 0xa1, 'N', 0xcd, 0x30, 0x39}
 }

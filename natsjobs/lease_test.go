@@ -45,12 +45,7 @@ func TestUnknownTaskIsNotConsumed(t *testing.T) {
 	_, nc := startJetStream(t)
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	msg := &nats.Msg{Subject: "offload.jobs.jobs.job.later1", Data: []byte{0x80}, Header: nats.Header{}}
-	msg.Header.Set("Offload-Task", "natsjobs.notinthisbuild")
-	_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID("later1"))
-	require.NoError(t, err)
+	js := publishJob(t, nc, "later1", "natsjobs.notinthisbuild")
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	cons, err := js.Consumer(ctx, "OFFLOAD_JOBS_jobs", "workers")
@@ -74,12 +69,7 @@ func TestUnknownTaskIsBuriedAfterItsGrace(t *testing.T) {
 	q := open(t, nc, natsjobs.Options{})
 	natsjobs.SetUnknownTaskGraceForTest(q, 0)
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	msg := &nats.Msg{Subject: "offload.jobs.jobs.job.never1", Data: []byte{0x80}, Header: nats.Header{}}
-	msg.Header.Set("Offload-Task", "natsjobs.notinthisbuild")
-	_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID("never1"))
-	require.NoError(t, err)
+	publishJob(t, nc, "never1", "natsjobs.notinthisbuild")
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	require.Eventually(t, func() bool {
 		st, err := q.Status(ctx, "never1")
@@ -213,4 +203,17 @@ func (g *group) Go(f func() error) {
 func (g *group) Wait() error {
 	g.wg.Wait()
 	return g.err
+}
+
+// publishJob stores a job of task as Enqueue would, on queue "jobs", by
+// hand: a task this binary may not have. It returns the JetStream it used.
+func publishJob(t *testing.T, nc *nats.Conn, id, task string) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	msg := &nats.Msg{Subject: "offload.jobs.jobs.job." + id, Data: []byte{0x80}, Header: nats.Header{}}
+	msg.Header.Set("Offload-Task", task)
+	_, err = js.PublishMsg(testCtx(t), msg, jetstream.WithMsgID(id))
+	require.NoError(t, err)
+	return js
 }
