@@ -32,7 +32,6 @@ type (
 var (
 	xEcho       = programtest.Echo
 	xBlob       = programtest.Blob
-	xFail       = programtest.Fail
 	xSleep      = programtest.Sleep
 	xStubborn   = programtest.Stubborn
 	xGrandchild = programtest.Grandchild
