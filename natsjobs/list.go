@@ -15,7 +15,8 @@ import (
 type ListOptions struct {
 	// Limit bounds the jobs on the page, from 1 to 1,000. 0 means 100.
 	Limit int
-	// After is the Next of the page before; "" starts from the oldest.
+	// After is the Next of the page before, in the list of the same
+	// state (another's is an error); "" starts from the oldest.
 	After string
 }
 
@@ -81,14 +82,14 @@ func (q *Queue) List(ctx context.Context, state State, n int) ([]Status, error) 
 //   - Queued: the work stream, in the order the jobs were enqueued (or
 //     retried): walking the list to its end reads every job waiting,
 //     retrying or running, at most Options.MaxJobs.
-//   - Running, Retrying: the same, up to the last job a worker took:
-//     the jobs no worker has taken yet are not read.
+//   - Running, Retrying: the same, in the same order, up to the last
+//     job a worker took: the jobs no worker has taken yet are not read.
 //   - Dead: the dead stream, in the order the jobs died: the dead jobs
 //     kept for Retention.
 //   - Succeeded, Canceled, Scheduled: the status bucket, in the order of
 //     the jobs' last change: walking the list to its end reads the
-//     status of every job kept, O(jobs in Retention), whatever state
-//     they are in.
+//     status record of every job kept, results included, whatever state
+//     it is in: O(jobs in Retention).
 func (q *Queue) ListPage(ctx context.Context, state State, o ListOptions) (Page, error) {
 	return q.listPage(ctx, state, o, pageScan)
 }
