@@ -145,19 +145,25 @@ func (q *Queue) statusJSON(ctx context.Context, id ID) (jobJSON, error) {
 	if err != nil {
 		return jobJSON{}, err
 	}
-	j := jobJSON{ID: id, Task: st.Task, State: st.State.String(), Attempt: st.Attempt, Error: st.Err, Enqueued: st.Enqueued}
-	if !st.Started.IsZero() {
-		j.Started = &st.Started
-	}
-	if !st.Finished.IsZero() {
-		j.Finished = &st.Finished
-	}
+	j := jobJSONOf(st)
 	if st.State == Succeeded {
 		if j.Result, err = q.decodeOutput(st.Task, r.Out); err != nil {
 			return jobJSON{}, fmt.Errorf("natsjobs: decode output of job %s: %w", id, err)
 		}
 	}
 	return j, nil
+}
+
+// jobJSONOf is st as the handlers write it, without a result.
+func jobJSONOf(st Status) jobJSON {
+	j := jobJSON{ID: st.ID, Task: st.Task, State: st.State.String(), Attempt: st.Attempt, Error: st.Err, Enqueued: st.Enqueued}
+	if !st.Started.IsZero() {
+		j.Started = &st.Started
+	}
+	if !st.Finished.IsZero() {
+		j.Finished = &st.Finished
+	}
+	return j
 }
 
 // learnOutput records how to decode task's output, for StatusHandler.

@@ -62,6 +62,11 @@ func (q *Queue) Retry(ctx context.Context, id ID) error {
 		return ErrNotFound
 	}
 	r, rev, err := q.record(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		if _, err := q.queued(ctx, id); err == nil {
+			return fmt.Errorf("%w: job %s is queued, not dead", ErrEnded, id)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -91,33 +96,4 @@ func (q *Queue) Retry(ctx context.Context, id ID) error {
 	}
 	_ = q.dead.DeleteMsg(ctx, dead.Sequence)
 	return nil
-}
-
-// List returns up to n jobs in state, oldest first. Only Dead is listed
-// for now: the dead stream holds them; other states return an error.
-func (q *Queue) List(ctx context.Context, state State, n int) ([]Status, error) {
-	if state != Dead {
-		return nil, fmt.Errorf("natsjobs: List of %s jobs: only dead jobs are listed", state)
-	}
-	info, err := q.dead.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("natsjobs: list dead jobs: %w", err)
-	}
-	var list []Status
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && len(list) < n && seq > 0; seq++ {
-		m, err := q.dead.GetMsg(ctx, seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue // retried, or deleted
-		}
-		if err != nil {
-			return list, fmt.Errorf("natsjobs: list dead jobs: %w", err)
-		}
-		id := ID(m.Subject[len(q.deadSubject("")):])
-		r, _, err := q.record(ctx, id)
-		if err != nil || r.State != Dead {
-			continue
-		}
-		list = append(list, r.status(id))
-	}
-	return list, nil
 }
