@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -37,6 +38,10 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	if o.maxAttempts < 0 || o.timeout < 0 {
 		return "", fmt.Errorf("natsjobs: Enqueue of task %q: negative MaxAttempts or Timeout", name)
 	}
+	due, err := o.due(time.Now())
+	if err != nil {
+		return "", fmt.Errorf("natsjobs: Enqueue of task %q: %w", name, err)
+	}
 	body, err := encodeByName(in)
 	if err != nil {
 		return "", fmt.Errorf("natsjobs: encode input of task %q: %w", name, err)
@@ -55,6 +60,9 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	}
 	if o.timeout > 0 {
 		msg.Header.Set(headerTimeout, strconv.FormatInt(int64(o.timeout), 10))
+	}
+	if !due.IsZero() {
+		q.schedule(msg, id, due)
 	}
 	if _, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id))); err != nil {
 		if o.key != "" {

@@ -12,7 +12,7 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-// Cancel cancels job id: a queued or retrying job never runs again; a
+// Cancel cancels job id: a scheduled, queued or retrying job never runs again; a
 // running one has its ctx cancelled (with ErrCanceled as its cause; a
 // Subprocess pool kills it after TerminateGrace). Either way the job
 // ends Canceled. A job that has ended already is left as it was, and
@@ -25,7 +25,7 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 	for range claimTries {
 		r, rev, err := q.record(ctx, id)
 		if errors.Is(err, ErrNotFound) {
-			m, err := q.queued(ctx, id)
+			m, err := q.waiting(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -48,6 +48,7 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 		if m, err := q.queued(ctx, id); err == nil {
 			_ = q.work.DeleteMsg(ctx, m.Sequence)
 		}
+		_ = q.unschedule(ctx, id) // a delayed job need not enter the queue
 		return nil
 	}
 	return fmt.Errorf("natsjobs: cancel job %s: its status kept changing", id)
