@@ -67,6 +67,11 @@ func (q *Queue) openSchedules(ctx context.Context, base string) error {
 	if err != nil {
 		return fmt.Errorf("natsjobs: queue %q: schedules stream: %w", q.o.Name, err)
 	}
+	// A server before 2.12 ignores the setting, and would keep schedules
+	// as plain messages that never fall due.
+	if !q.delayed.CachedInfo().Config.AllowMsgSchedules {
+		return fmt.Errorf("natsjobs: queue %q: the server has no message schedules (nats-server 2.12 or later has)", q.o.Name)
+	}
 	return nil
 }
 

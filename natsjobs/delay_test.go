@@ -119,22 +119,34 @@ func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 	require.NoError(t, err)
 	_, err = natsjobs.Enqueue(ctx, q, double, Num{2})
 	require.ErrorIs(t, err, pool.ErrQueueFull)
-	id, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Delay(200*time.Millisecond))
-	require.NoError(t, err, "a scheduled job does not count against MaxJobs")
-
-	require.Eventually(t, func() bool {
-		st, err := q.Status(ctx, id)
-		return err == nil && st.State == natsjobs.Queued
-	}, 20*time.Second, 10*time.Millisecond, "due, and waiting for room")
-	assert.EqualValues(t, 1, queuedJobs(t, nc), "the due job is not in the full queue")
+	var ids []natsjobs.ID // the second is cancelled while it waits for room
+	for _, k := range []string{key(t), key(t) + "/canceled", key(t) + "/last"} {
+		id, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: k}, natsjobs.Delay(200*time.Millisecond))
+		require.NoError(t, err, "a scheduled job does not count against MaxJobs")
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		require.Eventually(t, func() bool {
+			st, err := q.Status(ctx, id)
+			return err == nil && st.State == natsjobs.Queued
+		}, 20*time.Second, 10*time.Millisecond, "due, and waiting for room")
+	}
+	assert.EqualValues(t, 1, queuedJobs(t, nc), "the due jobs are not in the full queue")
+	require.NoError(t, q.Cancel(ctx, ids[1]))
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	out, err := natsjobs.Wait(ctx, q, double, first)
 	require.NoError(t, err)
 	assert.Equal(t, 2, out)
-	_, err = natsjobs.Wait(ctx, q, stamped, id)
+	_, err = natsjobs.Wait(ctx, q, stamped, ids[0])
 	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q, stamped, ids[2])
+	require.NoError(t, err, "it entered after the cancelled one would have")
+	_, err = natsjobs.Wait(ctx, q, stamped, ids[1])
+	require.ErrorIs(t, err, natsjobs.ErrCanceled)
 	assert.Equal(t, 1, runCount(key(t)))
+	assert.Zero(t, runCount(key(t)+"/canceled"))
+	assert.Equal(t, 1, runCount(key(t)+"/last"))
 }
 
 // A scheduled job cancelled never runs.

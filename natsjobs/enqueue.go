@@ -22,7 +22,9 @@ import (
 // and stores nothing. Past the queue's MaxJobs it fails at once with an
 // error matching pool.ErrQueueFull. With Key(k), a job already enqueued
 // with k (within Retention) makes Enqueue return its id and store
-// nothing.
+// nothing. With Delay or At the job is Scheduled until due, and
+// doesn't count against MaxJobs until then (see At); a negative Delay
+// fails and stores nothing.
 //
 // The input is stored as msgpack with struct fields by name, so that a
 // queued job still decodes into an In that has gained or lost a field.

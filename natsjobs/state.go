@@ -12,11 +12,11 @@ type ID string
 // State is where a job is in its life.
 type State uint8
 
-// A job is Queued until a worker takes it, Running while an attempt
-// runs, Retrying between attempts, and ends Succeeded, Dead (its last
-// attempt failed, or it failed for good) or Canceled.
+// A job enqueued with Delay or At is Scheduled until due. A job is
+// Queued until a worker takes it, Running while an attempt runs,
+// Retrying between attempts, and ends Succeeded, Dead (its last attempt
+// failed, or it failed for good) or Canceled.
 const (
-	// Scheduled is a job to run at a later time; nothing makes one yet.
 	Scheduled State = iota + 1
 	Queued
 	Running
