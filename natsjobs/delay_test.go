@@ -201,22 +201,26 @@ func TestKeyWithDelay(t *testing.T) {
 }
 
 // Delay(0) and a time not in the future run the job now: it is queued
-// at once, with no schedule.
+// at once, with no schedule. The last Delay or At wins.
 func TestDelayZeroAndAtPastRunNow(t *testing.T) {
 	t.Parallel()
 	_, nc := startJetStream(t)
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
-	for i, opt := range []natsjobs.EnqueueOption{
-		natsjobs.Delay(0), natsjobs.At(time.Now().Add(-time.Hour)), natsjobs.At(time.Time{}),
+	for i, opts := range [][]natsjobs.EnqueueOption{
+		{natsjobs.Delay(0)},
+		{natsjobs.At(time.Now().Add(-time.Hour))},
+		{natsjobs.At(time.Time{})},
+		{natsjobs.At(time.Now().Add(time.Hour)), natsjobs.Delay(0)},
+		{natsjobs.Delay(time.Hour), natsjobs.At(time.Now())},
 	} {
-		id, err := natsjobs.Enqueue(ctx, q, double, Num{i}, opt)
+		id, err := natsjobs.Enqueue(ctx, q, double, Num{i}, opts...)
 		require.NoError(t, err)
 		st, err := q.Status(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, natsjobs.Queued, st.State, "option %d", i)
+		assert.Equal(t, natsjobs.Queued, st.State, "options %d", i)
 	}
-	assert.EqualValues(t, 3, queuedJobs(t, nc))
+	assert.EqualValues(t, 5, queuedJobs(t, nc))
 	assert.Zero(t, scheduledJobs(t, nc))
 }
 

@@ -17,7 +17,7 @@ type Options struct {
 	Name string
 	// MaxJobs bounds the jobs waiting or retrying; past it Enqueue fails
 	// at once with an error matching pool.ErrQueueFull. Dead jobs don't
-	// count. 0 means 100,000.
+	// count, nor delayed jobs until due (see At). 0 means 100,000.
 	MaxJobs int
 	// MaxBytes bounds the bytes those jobs take in the work stream (their
 	// inputs, headers and subjects, as the server counts them); past it

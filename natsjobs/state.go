@@ -56,8 +56,9 @@ type Status struct {
 	Attempt int
 	// Err is the last attempt's error text ("" if none failed).
 	Err string
-	// Enqueued is when Enqueue stored the job; Started when its last
-	// attempt started; Finished when it ended (zero until then).
+	// Enqueued is when Enqueue stored the job (a delayed job's, once
+	// due, when it entered the queue); Started when its last attempt
+	// started; Finished when it ended (zero until then).
 	Enqueued, Started, Finished time.Time
 }
 
