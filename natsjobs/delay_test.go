@@ -138,8 +138,11 @@ func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 	out, err := natsjobs.Wait(ctx, q, double, first)
 	require.NoError(t, err)
 	assert.Equal(t, 2, out)
-	_, err = natsjobs.Wait(ctx, q, stamped, ids[0])
+	started, err := natsjobs.Wait(ctx, q, stamped, ids[0])
 	require.NoError(t, err)
+	if st, err := q.Status(ctx, first); err == nil {
+		t.Logf("the due job started %v after the queue had room", started.Sub(st.Finished))
+	}
 	_, err = natsjobs.Wait(ctx, q, stamped, ids[2])
 	require.NoError(t, err, "it entered after the cancelled one would have")
 	_, err = natsjobs.Wait(ctx, q, stamped, ids[1])
