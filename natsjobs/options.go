@@ -136,8 +136,9 @@ func Delay(d time.Duration) EnqueueOption {
 	return func(o *enqueueOptions) { o.delay, o.at = d, time.Time{} }
 }
 
-// At makes the job due at t: it is Scheduled until then, and starts no
-// sooner. A t not after now runs it now. A scheduled job survives a
+// At makes the job due at t (by the NATS server's clock, which fires
+// it): it is Scheduled until then, and starts no sooner. A t not after
+// now runs it now. A scheduled job survives a
 // server restart, and Cancel ends it Canceled without its running.
 // While Scheduled it does not count against MaxJobs or MaxBytes (it
 // waits in a stream of its own); once due it enters the queue, and
