@@ -2,6 +2,8 @@ package natsjobs_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -244,4 +246,36 @@ func TestNegativeDelayFails(t *testing.T) {
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Queued, st.State, "the key was free")
+}
+
+// A job due in an hour is Scheduled until then; cancelled, it never runs.
+func ExampleDelay() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "natsjobs-example")
+	defer os.RemoveAll(dir)
+	server, _ := embedded.Start(embedded.Options{StoreDir: dir})
+	defer server.Shutdown()
+	nc, _ := server.Connect()
+	defer nc.Close()
+	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "reminders"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close()
+
+	id, err := natsjobs.Enqueue(ctx, q, ExportReport, Report{Customer: "acme"}, natsjobs.Delay(time.Hour))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	st, _ := q.Status(ctx, id)
+	fmt.Println(st.State)
+	fmt.Println(q.Cancel(ctx, id))
+	_, err = natsjobs.Wait(ctx, q, ExportReport, id)
+	fmt.Println(err)
+	// Output:
+	// scheduled
+	// <nil>
+	// natsjobs: job was canceled
 }
