@@ -107,6 +107,19 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 	assertScheduledBefore(t, q, id, due)
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	assertRanWhenDue(t, q, id, due, due)
+
+	// Its due copy, still in the schedules stream, does not run it again
+	// after another restart: a job due after it has run, on one worker.
+	require.NoError(t, s.Restart())
+	require.Eventually(t, func() bool { return nc.IsConnected() }, 20*time.Second, 10*time.Millisecond)
+	later, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t) + "/later"}, natsjobs.Delay(100*time.Millisecond))
+	require.NoError(t, err)
+	// Status, not Wait: a Queue's watch hears nothing for some seconds
+	// after a restart of the server under it.
+	require.Eventually(t, func() bool {
+		st, err := q.Status(ctx, later)
+		return err == nil && st.State == natsjobs.Succeeded
+	}, 20*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 1, runCount(key(t)))
 }
 
