@@ -28,12 +28,17 @@
 // worker that has it (Dead after an hour without one). Messages on the
 // jobs' subjects that are no job are logged and dropped, never retried.
 //
-// Cancel stops a job wherever it is: a queued one never runs, a running
-// one has its ctx cancelled. When a Serve stops, its running jobs have
-// ServeOptions.Drain to finish; the rest are cancelled and go back at
-// once without using an attempt (to run again, from the start). A
-// rolling restart of worker services loses no job, and runs none twice
-// whose run fits in Drain.
+// A job enqueued with Delay or At is Scheduled until due, starts no
+// sooner, and survives a server restart. Until due it doesn't count
+// against MaxJobs; a job that falls due while the queue is full waits,
+// Queued, and enters when there is room (within a few seconds of it).
+//
+// Cancel stops a job wherever it is: a scheduled or queued one never
+// runs, a running one has its ctx cancelled. When a Serve stops, its
+// running jobs have ServeOptions.Drain to finish; the rest are cancelled
+// and go back at once without using an attempt (to run again, from the
+// start). A rolling restart of worker services loses no job, and runs
+// none twice whose run fits in Drain.
 //
 // # Design
 //
@@ -64,6 +69,17 @@
 //     there before the record says Dead and then acked out of the work
 //     stream, so they don't count against MaxJobs.
 //   - the key bucket OFFLOAD_JOBS_q_KEYS (TTL Retention): Key → id.
+//   - the schedules stream OFFLOAD_JOBS_q_SCHEDULED: delayed jobs, each a
+//     JetStream message schedule on offload.jobs.q.scheduled.<id>, which
+//     the server stores on offload.jobs.q.due.<id> when due (kept there
+//     for Retention). The work stream sources the due subjects onto its
+//     job subjects. A stream of their own, because JetStream refuses
+//     schedules on a stream that discards new messages and wants a
+//     schedule's target in its own stream; and it can't be bounded
+//     without dropping schedules, so scheduled jobs count against
+//     MaxJobs only once due. Sourcing into the full work stream fails as
+//     a publish would, and the server tries again from that job every
+//     2 s or so: due jobs wait in order.
 //
 // Wait watches the status bucket, one watch per Queue: nothing polls per
 // job. Cancel tells the Serves on offload.jobs.q.cancel (core NATS): a

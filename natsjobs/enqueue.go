@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,7 +22,9 @@ import (
 // and stores nothing. Past the queue's MaxJobs it fails at once with an
 // error matching pool.ErrQueueFull. With Key(k), a job already enqueued
 // with k (within Retention) makes Enqueue return its id and store
-// nothing.
+// nothing. With Delay or At the job is Scheduled until due, and
+// doesn't count against MaxJobs until then (see At); a negative Delay
+// fails and stores nothing.
 //
 // The input is stored as msgpack with struct fields by name, so that a
 // queued job still decodes into an In that has gained or lost a field.
@@ -36,6 +39,10 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	}
 	if o.maxAttempts < 0 || o.timeout < 0 {
 		return "", fmt.Errorf("natsjobs: Enqueue of task %q: negative MaxAttempts or Timeout", name)
+	}
+	due, err := o.due(time.Now())
+	if err != nil {
+		return "", fmt.Errorf("natsjobs: Enqueue of task %q: %w", name, err)
 	}
 	body, err := encodeByName(in)
 	if err != nil {
@@ -55,6 +62,9 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	}
 	if o.timeout > 0 {
 		msg.Header.Set(headerTimeout, strconv.FormatInt(int64(o.timeout), 10))
+	}
+	if !due.IsZero() {
+		q.schedule(msg, id, due)
 	}
 	if _, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id))); err != nil {
 		if o.key != "" {

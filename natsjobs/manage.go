@@ -12,9 +12,9 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-// Cancel cancels job id: a queued or retrying job never runs again; a
-// running one has its ctx cancelled (with ErrCanceled as its cause; a
-// Subprocess pool kills it after TerminateGrace). Either way the job
+// Cancel cancels job id: a scheduled, queued or retrying job never runs
+// again; a running one has its ctx cancelled (with ErrCanceled as its
+// cause; a Subprocess pool kills it after TerminateGrace). Either way the job
 // ends Canceled. A job that has ended already is left as it was, and
 // Cancel returns an error matching ErrEnded that says how it ended. It
 // blocks on the server for as long as ctx allows.
@@ -25,7 +25,7 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 	for range claimTries {
 		r, rev, err := q.record(ctx, id)
 		if errors.Is(err, ErrNotFound) {
-			m, err := q.queued(ctx, id)
+			m, err := q.waiting(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -43,6 +43,7 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 		// A worker running the job hears it; one cut off from the server
 		// runs it to its end, and its outcome is not written.
 		_ = q.js.Conn().Publish(q.cancelSubject(), []byte(id))
+		_ = q.unschedule(ctx, id) // a delayed job need not enter the queue
 		// A job waiting in the stream need not count against MaxJobs
 		// until a worker's delivery finds it Canceled.
 		if m, err := q.queued(ctx, id); err == nil {

@@ -17,7 +17,7 @@ type Options struct {
 	Name string
 	// MaxJobs bounds the jobs waiting or retrying; past it Enqueue fails
 	// at once with an error matching pool.ErrQueueFull. Dead jobs don't
-	// count. 0 means 100,000.
+	// count, nor delayed jobs until due (see At). 0 means 100,000.
 	MaxJobs int
 	// MaxBytes bounds the bytes those jobs take in the work stream (their
 	// inputs, headers and subjects, as the server counts them); past it
@@ -113,6 +113,8 @@ type enqueueOptions struct {
 	key         string
 	maxAttempts int
 	timeout     time.Duration
+	delay       time.Duration // Delay's; or
+	at          time.Time     // At's
 }
 
 // Key makes Enqueue idempotent for the queue's Retention: while a job
@@ -126,6 +128,28 @@ func MaxAttempts(n int) EnqueueOption { return func(o *enqueueOptions) { o.maxAt
 // Timeout bounds each of the job's attempts to d instead of
 // Options.Timeout.
 func Timeout(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.timeout = d } }
+
+// Delay makes the job due d from now: it is Scheduled until then, and
+// starts no sooner (see At for the rest). Delay(0) runs it now; a
+// negative d fails Enqueue. The last Delay or At given wins.
+func Delay(d time.Duration) EnqueueOption {
+	return func(o *enqueueOptions) { o.delay, o.at = d, time.Time{} }
+}
+
+// At makes the job due at t (by the NATS server's clock, which fires
+// it): it is Scheduled until then, and starts no sooner. A t not after
+// now runs it now. A scheduled job survives a
+// server restart, and Cancel ends it Canceled without its running.
+// While Scheduled it does not count against MaxJobs or MaxBytes (it
+// waits in a stream of its own); once due it enters the queue, and
+// counts. A job that falls due while the queue holds MaxJobs jobs
+// waits, Queued, until there is room, and enters within a few seconds
+// of it (jobs enqueued meanwhile may take the room first); one that
+// finds no room for Retention is dropped. The last Delay or At given
+// wins.
+func At(t time.Time) EnqueueOption {
+	return func(o *enqueueOptions) { o.at, o.delay = t, 0 }
+}
 
 // ServeOptions configure Serve.
 type ServeOptions struct {

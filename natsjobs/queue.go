@@ -23,6 +23,7 @@ type Queue struct {
 	js       jetstream.JetStream
 	work     jetstream.Stream
 	dead     jetstream.Stream
+	delayed  jetstream.Stream // jobs not yet due (delay.go)
 	workers  jetstream.Consumer
 	statuses jetstream.KeyValue
 	keys     jetstream.KeyValue
@@ -56,6 +57,9 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	q.watch.q = q
 	q.life, q.closeMe = context.WithCancel(context.Background())
 	base := "OFFLOAD_JOBS_" + o.Name
+	if err := q.openSchedules(ctx, base); err != nil {
+		return nil, err
+	}
 	// Jobs waiting or retrying: removed once acked, bounded by MaxJobs.
 	q.work, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:       base,
@@ -67,6 +71,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 		Storage:    jetstream.FileStorage,
 		Replicas:   o.Replicas,
 		Duplicates: 2 * time.Minute,
+		Sources:    q.dueSources(base),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("natsjobs: queue %q: work stream: %w", o.Name, err)
@@ -244,22 +249,23 @@ func (q *Queue) status(ctx context.Context, id ID) (Status, record, error) {
 	case err != nil:
 		return Status{}, r, err
 	case queued != nil:
-		return Status{ID: id, Task: queued.Header.Get(headerTask), State: Queued, Enqueued: queued.Time}, r, nil
+		return Status{ID: id, Task: queued.Header.Get(headerTask), State: q.waitingState(queued), Enqueued: queued.Time}, r, nil
 	}
 	return r.status(id), r, nil
 }
 
 // lookup returns id's record, or, while it has none, its message in the
-// work stream (queued). A job is always in one or the other: its record
-// is written before its message is acked; so a job that left the stream
-// between the two reads has a record when read again.
+// work stream or the schedules stream (queued). A job is always in one
+// of them: it enters the work stream before it leaves the schedules
+// stream, and its record is written before its message is acked; so a
+// job that moved on between the reads is found when read again.
 func (q *Queue) lookup(ctx context.Context, id ID) (r record, queued *jetstream.RawStreamMsg, err error) {
 	for range 2 {
 		r, _, err = q.record(ctx, id)
 		if !errors.Is(err, ErrNotFound) {
 			return r, nil, err
 		}
-		queued, err = q.queued(ctx, id)
+		queued, err = q.waiting(ctx, id)
 		if !errors.Is(err, ErrNotFound) {
 			return r, queued, err
 		}

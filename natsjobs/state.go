@@ -12,11 +12,11 @@ type ID string
 // State is where a job is in its life.
 type State uint8
 
-// A job is Queued until a worker takes it, Running while an attempt
-// runs, Retrying between attempts, and ends Succeeded, Dead (its last
-// attempt failed, or it failed for good) or Canceled.
+// A job enqueued with Delay or At is Scheduled until due. A job is
+// Queued until a worker takes it, Running while an attempt runs,
+// Retrying between attempts, and ends Succeeded, Dead (its last attempt
+// failed, or it failed for good) or Canceled.
 const (
-	// Scheduled is a job to run at a later time; nothing makes one yet.
 	Scheduled State = iota + 1
 	Queued
 	Running
@@ -56,8 +56,9 @@ type Status struct {
 	Attempt int
 	// Err is the last attempt's error text ("" if none failed).
 	Err string
-	// Enqueued is when Enqueue stored the job; Started when its last
-	// attempt started; Finished when it ended (zero until then).
+	// Enqueued is when Enqueue stored the job (a delayed job's, once
+	// due, when it entered the queue); Started when its last attempt
+	// started; Finished when it ended (zero until then).
 	Enqueued, Started, Finished time.Time
 }
 
