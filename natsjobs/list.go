@@ -86,10 +86,14 @@ func (q *Queue) List(ctx context.Context, state State, n int) ([]Status, error) 
 //     job a worker took: the jobs no worker has taken yet are not read.
 //   - Dead: the dead stream, in the order the jobs died: the dead jobs
 //     kept for Retention.
-//   - Succeeded, Canceled, Scheduled: the status bucket, in the order of
-//     the jobs' last change: walking the list to its end reads the
-//     status record of every job kept, results included, whatever state
-//     it is in: O(jobs in Retention).
+//   - Scheduled: the schedules stream, in the order the jobs were
+//     enqueued: walking the list to its end reads every job not yet due.
+//     A job due but waiting for room in a full queue is Queued to
+//     Status, and in neither list.
+//   - Succeeded, Canceled: the status bucket, in the order of the jobs'
+//     last change: walking the list to its end reads the status record
+//     of every job kept, results included, whatever state it is in:
+//     O(jobs in Retention).
 func (q *Queue) ListPage(ctx context.Context, state State, o ListOptions) (Page, error) {
 	return q.listPage(ctx, state, o, pageScan)
 }
@@ -210,7 +214,9 @@ func (q *Queue) listSource(ctx context.Context, state State) (listSource, error)
 		return listSource{stream: q.work, subject: q.subject + "*", last: info.Delivered.Stream, read: q.readWork}, nil
 	case Dead:
 		return listSource{stream: q.dead, subject: q.deadSubject("*"), last: toTheEnd, read: q.readDead}, nil
-	case Succeeded, Canceled, Scheduled:
+	case Scheduled:
+		return listSource{stream: q.delayed, subject: q.scheduledSubject("*"), last: toTheEnd, read: q.readScheduled}, nil
+	case Succeeded, Canceled:
 		bucket := q.statuses.Bucket()
 		stream, err := q.js.Stream(ctx, "KV_"+bucket)
 		if err != nil {
@@ -240,6 +246,16 @@ func (q *Queue) readWork(ctx context.Context, m *jetstream.RawStreamMsg) (Status
 		return Status{}, false, err
 	}
 	return r.status(id), true, nil
+}
+
+// readScheduled reads a job's schedule: Scheduled, as Status reads it
+// (a job cancelled has no schedule left).
+func (q *Queue) readScheduled(_ context.Context, m *jetstream.RawStreamMsg) (Status, bool, error) {
+	id := ID(strings.TrimPrefix(m.Subject, q.scheduledSubject("")))
+	if !validID(id) {
+		return Status{}, false, nil
+	}
+	return Status{ID: id, Task: m.Header.Get(headerTask), State: Scheduled, Enqueued: m.Time}, true, nil
 }
 
 // readDead reads a job's copy in the dead stream as its record says:

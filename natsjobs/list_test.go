@@ -13,7 +13,7 @@ import (
 )
 
 // jobsInEveryState fills q, served by a pool of two workers, with jobs
-// in every state but Scheduled, each enqueued after the one before
+// in every state, each enqueued after the one before
 // settled, and returns their ids by state, in that order.
 func jobsInEveryState(t *testing.T, q *natsjobs.Queue) map[natsjobs.State][]natsjobs.ID {
 	t.Helper()
@@ -55,6 +55,9 @@ func jobsInEveryState(t *testing.T, q *natsjobs.Queue) map[natsjobs.State][]nats
 	}
 	for range 4 {
 		enqueued(natsjobs.Queued)(natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Hour}))
+	}
+	for range 2 {
+		enqueued(natsjobs.Scheduled)(natsjobs.Enqueue(ctx, q, double, Num{1}, natsjobs.Delay(time.Hour)))
 	}
 	for range 2 {
 		id := enqueued(natsjobs.Canceled)(natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Hour}))
