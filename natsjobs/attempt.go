@@ -90,7 +90,6 @@ func (a *attempt) run() {
 	if !a.claim() {
 		return
 	}
-	a.report(JobStarted, "")
 	stop := make(chan struct{})
 	var heartbeat sync.WaitGroup
 	heartbeat.Add(1)
@@ -114,6 +113,7 @@ func (a *attempt) run() {
 		a.giveBack(busyWait) // p's slot went to another caller: not an attempt
 		return
 	}
+	a.report(JobStarted, "")
 	var out any
 	if err == nil {
 		out, err = wait()

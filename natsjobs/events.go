@@ -39,7 +39,10 @@ const (
 	// JobEnqueued: Enqueue stored a job, or Retry sent a dead one back
 	// (Debug).
 	JobEnqueued JobEventKind = iota + 1
-	// JobStarted: a Serve claimed the job and an attempt begins (Debug).
+	// JobStarted: a Serve claimed the job and its pool took the attempt
+	// (Debug). An attempt that a stopping Serve hands back (see
+	// ServeOptions.Drain) has no event of its end: the job starts again
+	// on another Serve.
 	JobStarted
 	// JobSucceeded: the attempt's result is recorded; the job is
 	// Succeeded (Debug).

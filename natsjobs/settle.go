@@ -148,6 +148,7 @@ func (a *attempt) copyAside(ctx context.Context) bool {
 			msg.Header.Set(k, v)
 		}
 	}
+	copyTrace(msg.Header, a.m.Headers())
 	_, err := a.s.q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(fmt.Sprintf("%s-%d", a.id, a.rev)))
 	return err == nil
 }

@@ -96,3 +96,13 @@ func (a *attempt) traceRun(ctx context.Context) (out context.Context, end func(e
 	}
 	return out, end
 }
+
+// copyTrace copies the trace context stored with a job into to: a dead
+// job's copy keeps it, so that a Retry runs in the enqueuer's trace.
+func copyTrace(to, from nats.Header) {
+	for k, v := range from {
+		if strings.HasPrefix(k, headerTrace) && len(v) > 0 {
+			to.Set(k, v[0])
+		}
+	}
+}

@@ -2,6 +2,7 @@ package natsjobs_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -78,4 +79,32 @@ func TestTooLargeATraceContextStoresNoJob(t *testing.T) {
 	st, err = q2.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Depth)
+}
+
+// traceSecond fails for good on its first run for a key, and answers
+// with its ctx's trace context after.
+var traceSecond = pool.Register("natsjobs.tracesecond", func(ctx context.Context, in Keyed) (string, error) {
+	if ran(in.Key) == 1 {
+		return "", natsjobs.Permanent(errors.New("not yet"))
+	}
+	v, _ := ctx.Value(traceKey{}).(string)
+	return v, nil
+})
+
+// A dead job keeps its enqueuer's trace context: run again by Retry, it
+// runs in the same trace.
+func TestRetriedJobKeepsItsTrace(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	q := open(t, nc, natsjobs.Options{Tracer: fakeTracer{}})
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	ctx := testCtx(t)
+	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-7"), q, traceSecond, Keyed{Key: key(t)})
+	require.NoError(t, err)
+	_, err = natsjobs.Wait(ctx, q, traceSecond, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	require.NoError(t, q.Retry(ctx, id))
+	out, err := natsjobs.Wait(ctx, q, traceSecond, id)
+	require.NoError(t, err)
+	assert.Equal(t, "trace-7", out)
 }
