@@ -97,6 +97,20 @@ func (q *Queue) logger() *slog.Logger { return cmp.Or(q.o.Logger, slog.Default()
 func (q *Queue) report(log *slog.Logger, ev JobEvent) {
 	ev.Queue = q.o.Name
 	q.counts.count(ev)
+	q.log(log, ev)
+	if q.o.OnJobEvent != nil {
+		q.o.OnJobEvent(ev)
+	}
+}
+
+// log writes ev as one record, when log takes records of its level:
+// most jobs' events are at Debug, and cost nothing more where that is
+// off.
+func (q *Queue) log(log *slog.Logger, ev JobEvent) {
+	level := ev.Kind.level()
+	if !log.Enabled(context.Background(), level) {
+		return
+	}
 	attrs := []slog.Attr{slog.String("queue", ev.Queue), slog.String("job", string(ev.ID)),
 		slog.String("task", ev.Task), slog.String("event", ev.Kind.String())}
 	if ev.Attempt != 0 {
@@ -108,10 +122,7 @@ func (q *Queue) report(log *slog.Logger, ev JobEvent) {
 	if ev.Err != "" {
 		attrs = append(attrs, slog.String("err", ev.Err))
 	}
-	log.LogAttrs(context.Background(), ev.Kind.level(), "natsjobs: job "+string(ev.ID)+" "+ev.Kind.String(), attrs...)
-	if q.o.OnJobEvent != nil {
-		q.o.OnJobEvent(ev)
-	}
+	log.LogAttrs(context.Background(), level, "natsjobs: job "+string(ev.ID)+" "+ev.Kind.String(), attrs...)
 }
 
 // report reports an event of the attempt's job, to its Serve's logger.

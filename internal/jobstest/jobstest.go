@@ -85,25 +85,6 @@ func (q *Queue) Serve(t *testing.T, p *pool.Pool) {
 	})
 }
 
-// WaitEnd waits until job id's end is counted (its event heard), and
-// says what it was.
-func (q *Queue) WaitEnd(t *testing.T, id natsjobs.ID) natsjobs.JobEventKind {
-	t.Helper()
-	for {
-		q.mu.Lock()
-		end, ok := q.ends[id]
-		q.mu.Unlock()
-		if ok {
-			return end
-		}
-		select {
-		case <-q.came:
-		case <-t.Context().Done():
-			t.Fatalf("job %s never ended", id)
-		}
-	}
-}
-
 // EnqueueThree enqueues a job of Echo, one of Fail with two attempts,
 // and one of Hold, which it cancels while queued.
 func (q *Queue) EnqueueThree(t *testing.T) {
