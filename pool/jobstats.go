@@ -31,7 +31,8 @@ type JobTaskStats struct {
 	Retried   uint64 // attempts that failed and left the job for another
 	Dead      uint64 // jobs that ended Dead
 	Canceled  uint64 // jobs that ended Canceled (by this process's Cancel)
-	// RunTime is each attempt's time in the pool, from its submission to
-	// its end, whatever the outcome.
+	// RunTime is the time in the pool, from submission to end, of each
+	// attempt that ran here and ended Succeeded, Retried or Dead (not of
+	// one canceled, or handed back by a stopping Serve).
 	RunTime Summary
 }
