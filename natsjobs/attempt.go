@@ -33,8 +33,9 @@ type attempt struct {
 	// firstDelivery: the job's record most likely doesn't exist yet.
 	firstDelivery bool
 
-	rec record // as this attempt last wrote it
-	rev uint64 // its revision
+	rec  record        // as this attempt last wrote it
+	rev  uint64        // its revision
+	took time.Duration // how long the run took in the pool (events.go)
 
 	ctx      context.Context // ends with the job's run: Cancel, a drain
 	end      context.CancelCauseFunc
@@ -96,7 +97,8 @@ func (a *attempt) run() {
 	defer heartbeat.Wait()
 	defer close(stop) // after settling: the lease holds until the ack
 
-	runCtx, cancel := context.WithTimeoutCause(a.ctx, a.timeout, errTimedOut)
+	traced, endSpan := a.traceRun(a.ctx)
+	runCtx, cancel := context.WithTimeoutCause(traced, a.timeout, errTimedOut)
 	defer cancel()
 	decode := func(in any) error {
 		if err := codec.Unmarshal(a.m.Data(), in); err != nil {
@@ -104,15 +106,20 @@ func (a *attempt) run() {
 		}
 		return nil
 	}
+	began := time.Now()
 	wait, err := e.Submit(runCtx, a.s.p, decode, a.freeSlot)
 	if errors.Is(err, pool.ErrQueueFull) || errors.Is(err, pool.ErrClosed) {
+		endSpan(err)
 		a.giveBack(busyWait) // p's slot went to another caller: not an attempt
 		return
 	}
+	a.report(JobStarted, "")
 	var out any
 	if err == nil {
 		out, err = wait()
 	}
+	a.took = time.Since(began)
+	endSpan(err)
 	a.settle(out, err, context.Cause(runCtx))
 }
 

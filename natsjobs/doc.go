@@ -40,6 +40,17 @@
 // start). A rolling restart of worker services loses no job, and runs
 // none twice whose run fits in Drain.
 //
+// # Watching a queue
+//
+// Each job's life is a series of JobEvents (enqueued, started, then
+// succeeded, retried, dead or canceled), logged through Options.Logger
+// and handed to Options.OnJobEvent by the process where each happens.
+// Queue.Stats counts them by task, with each attempt's run time, and
+// reads the work stream's depth and its oldest job's age from the
+// server; poolprom.Collector.AddJobs and poolotel.RegisterJobs export
+// them. With Options.Tracer, a job keeps its enqueuer's trace context
+// and its task runs in that trace, wherever its pool runs it.
+//
 // # Design
 //
 // Queue "q" is, on its JetStream:
@@ -47,7 +58,8 @@
 //     message per job waiting, retrying or running (work-queue retention,
 //     MaxMsgs = MaxJobs with DiscardNew, so a full queue refuses at once).
 //     Enqueue is its one publish, with the id as Nats-Msg-Id; the task's
-//     name and the job's options are headers, the input the body, as
+//     name, the job's options and the enqueuer's trace context
+//     (Offload-Trace-*) are headers, the input the body, as
 //     msgpack with struct fields by name (so a queued job still decodes
 //     into an In that gained or lost a field). msgpack rather than JSON:
 //     a task's In and Out already cross to worker processes as msgpack

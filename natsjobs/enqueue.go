@@ -66,7 +66,12 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	if !due.IsZero() {
 		q.schedule(msg, id, due)
 	}
-	if _, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id))); err != nil {
+	endSpan, err := q.traceEnqueue(ctx, name, id, msg)
+	if err == nil {
+		_, err = q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id)))
+		endSpan(err)
+	}
+	if err != nil {
 		if o.key != "" {
 			// The key must not name a job that was never stored. Best
 			// effort: a key left behind names an id Status doesn't know.
@@ -77,6 +82,7 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 		}
 		return "", fmt.Errorf("natsjobs: enqueue task %q: %w", name, err)
 	}
+	q.report(q.logger(), JobEvent{Kind: JobEnqueued, ID: id, Task: name})
 	return id, nil
 }
 

@@ -40,6 +40,7 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 		if _, err := q.putRecord(ctx, id, r, rev); err != nil {
 			continue // changed under us: read it again
 		}
+		q.report(q.logger(), JobEvent{Kind: JobCanceled, ID: id, Task: r.Task, Attempt: r.Attempt})
 		// A worker running the job hears it; one cut off from the server
 		// runs it to its end, and its outcome is not written.
 		_ = q.js.Conn().Publish(q.cancelSubject(), []byte(id))
@@ -96,5 +97,6 @@ func (q *Queue) Retry(ctx context.Context, id ID) error {
 		return fmt.Errorf("natsjobs: retry job %s: %w", id, err)
 	}
 	_ = q.dead.DeleteMsg(ctx, dead.Sequence)
+	q.report(q.logger(), JobEvent{Kind: JobEnqueued, ID: id, Task: r.Task})
 	return nil
 }

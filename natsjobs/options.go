@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"time"
+
+	"github.com/offloadgo/offload/pool"
 )
 
 // Options configure a Queue. Only Name is required; every other zero
@@ -46,6 +48,25 @@ type Options struct {
 	// Replicas is how many servers keep each stream and bucket. 0
 	// means 1.
 	Replicas int
+
+	// Logger hears of the jobs' events (see JobEvent) that this process
+	// makes: its Enqueues, Retries and Cancels, and its Serves' unless
+	// ServeOptions.Logger says otherwise. nil means slog.Default().
+	Logger *slog.Logger
+	// OnJobEvent, if set, is called with each JobEvent this process
+	// makes, after Stats counts it, on the goroutine it happened on
+	// (the caller's of Enqueue or Cancel, a Serve's for an attempt) and
+	// under no lock. It must return quickly and must not panic.
+	OnJobEvent func(JobEvent)
+	// Tracer, if set, stores the trace context of Enqueue's ctx with the
+	// job (as headers of its message, through the Tracer's Inject), and
+	// gives it to the task's ctx when a Serve runs the job (Extract), so
+	// that a task continues its enqueuer's trace wherever its pool runs
+	// it (the pool's own Tracer carries it on to a worker process or a
+	// node). A pool.JobTracer (poolotel's) also gives each Enqueue and
+	// each attempt a span, the attempt's linked to the enqueue's. nil
+	// means nothing is stored or read.
+	Tracer pool.Tracer
 }
 
 const (
@@ -158,7 +179,8 @@ type ServeOptions struct {
 	// using an attempt, for another worker to run at once. 0 means none
 	// may: they are handed back at once.
 	Drain time.Duration
-	// Logger hears of what Serve drops: messages on the jobs' subjects
-	// that are no job (at Warn). nil means slog.Default().
+	// Logger hears of the events of the attempts Serve runs (see
+	// JobEvent) and of what it drops: messages on the jobs' subjects
+	// that are no job (at Warn). nil means the Queue's Options.Logger.
 	Logger *slog.Logger
 }

@@ -32,7 +32,8 @@ type Queue struct {
 	// its task: unknownTaskGrace, but for tests.
 	unknownTaskGrace time.Duration
 
-	watch watcher
+	watch  watcher
+	counts counters // what this process did with the jobs (Stats)
 	// outputs decodes an output by its task's name, through the Out type
 	// an Accept of the task knows (see StatusHandler).
 	outputs sync.Map // string → func([]byte) (any, error)

@@ -23,7 +23,7 @@ import (
 // share a queue; each job runs on one of them at a time (see the package
 // doc for when it runs again).
 func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
-	s := &server{q: q, p: p, log: cmp.Or(o.Logger, slog.Default()), room: make(chan struct{}, 1),
+	s := &server{q: q, p: p, log: cmp.Or(o.Logger, q.logger()), room: make(chan struct{}, 1),
 		running: map[*attempt]struct{}{}, byID: map[ID]*attempt{}}
 	cancels, err := q.js.Conn().Subscribe(q.cancelSubject(), s.onCancel)
 	if err != nil {

@@ -80,7 +80,7 @@ func (a *attempt) settle(out any, err error, cause error) {
 		}
 		r := a.rec
 		r.State, r.Out, r.Err, r.Finished = Succeeded, b, "", time.Now()
-		a.write(ctx, r, func() { _ = a.m.Ack() })
+		a.write(ctx, r, func() { _ = a.m.Ack(); a.report(JobSucceeded, "") })
 	case errors.As(err, &pe) || isPermanent(err) || hopeless(err):
 		a.bury(ctx, err.Error())
 	case a.rec.Attempt >= a.maxAttempts:
@@ -88,7 +88,7 @@ func (a *attempt) settle(out any, err error, cause error) {
 	default:
 		r := a.rec
 		r.State, r.Err = Retrying, a.errText(err, cause)
-		a.write(ctx, r, func() { _ = a.m.NakWithDelay(a.s.q.o.Backoff(r.Attempt, err)) })
+		a.write(ctx, r, func() { _ = a.m.NakWithDelay(a.s.q.o.Backoff(r.Attempt, err)); a.report(JobRetried, r.Err) })
 	}
 }
 
@@ -133,7 +133,7 @@ func (a *attempt) bury(ctx context.Context, text string) {
 	}
 	r := a.rec
 	r.State, r.Err, r.Out, r.Finished = Dead, text, nil, time.Now()
-	a.write(ctx, r, func() { _ = a.m.Ack() })
+	a.write(ctx, r, func() { _ = a.m.Ack(); a.report(JobDead, text) })
 }
 
 // copyAside copies the job, input and all, to the dead stream, where it
@@ -148,6 +148,7 @@ func (a *attempt) copyAside(ctx context.Context) bool {
 			msg.Header.Set(k, v)
 		}
 	}
+	copyTrace(msg.Header, a.m.Headers())
 	_, err := a.s.q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(fmt.Sprintf("%s-%d", a.id, a.rev)))
 	return err == nil
 }

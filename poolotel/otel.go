@@ -41,7 +41,19 @@
 //     latest pong or answer says: gauges offload.pool.node.workers,
 //     offload.pool.node.workers.busy, offload.pool.node.inflight (this
 //     pool's tasks on it) and offload.pool.node.advert.age (seconds),
-//     each with the attribute node=ID.
+//     each with the attribute node=ID;
+//   - for each queue of durable jobs registered with RegisterJobs (a
+//     *natsjobs.Queue, taken through the Jobs interface so that poolotel
+//     links no NATS), with the attribute queue=NAME: gauges
+//     offload.jobs.depth (jobs in its work stream: waiting, retrying or
+//     running) and offload.jobs.oldest (seconds: the oldest one's age),
+//     read from the server as the reader collects and left out when it
+//     can't be asked; and, by task (attribute task), as this process
+//     counted them, the counters
+//     offload.jobs.{enqueued,started,succeeded,retried,dead,canceled},
+//     and each attempt's time in its pool as pool's run time is reported:
+//     the gauge offload.job.run.duration{quantile} and the counter
+//     offload.job.run.time.total (seconds).
 //
 // For histograms with buckets, use package poolprom.
 //
@@ -50,7 +62,9 @@
 // (W3C traceparent, tracestate and baggage) with every Subprocess and
 // Remote call; given to pool.Main or natsremote.Main, it hands that
 // context to the task in the worker process or on the node, so that
-// trace.SpanContextFromContext(ctx) there has the caller's trace ID.
+// trace.SpanContextFromContext(ctx) there has the caller's trace ID. The
+// same Tracer, in natsjobs.Options.Tracer, keeps an enqueuer's trace
+// context with each durable job and continues it where the job runs.
 package poolotel
 
 import (

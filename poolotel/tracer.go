@@ -51,6 +51,14 @@ const ScopeName = "github.com/offloadgo/offload/poolotel"
 // trace.SpanContextFromContext(ctx) has the caller's trace ID, and
 // baggage.FromContext(ctx) the caller's baggage. The Tracer is safe for
 // concurrent use.
+//
+// It is also a pool.JobTracer, for natsjobs.Options.Tracer: each Enqueue
+// gets a span "offload.job.enqueue TASK" (SpanKind Producer) whose trace
+// context the job keeps, and each attempt to run it a span
+// "offload.job.run TASK" (SpanKind Consumer) that continues it and links
+// to it, with the attributes offload.queue, offload.task, offload.job.id
+// (and offload.job.attempt) and, at its end, offload.outcome as above;
+// the task's own span, and the task, run under the attempt's.
 func NewTracer(o TracerOptions) pool.Tracer {
 	if o.TracerProvider == nil {
 		o.TracerProvider = otel.GetTracerProvider()

@@ -65,14 +65,7 @@ func newTraced(t *testing.T) *traced {
 // taskSpan returns the one ended span of a task named name.
 func (tr *traced) taskSpan(t *testing.T, name string) tracetest.SpanStub {
 	t.Helper()
-	var found []tracetest.SpanStub
-	for _, s := range tr.exporter.GetSpans() {
-		if s.Name == "offload.task "+name {
-			found = append(found, s)
-		}
-	}
-	require.Len(t, found, 1, "one span of task %q", name)
-	return found[0]
+	return tr.span(t, "offload.task "+name)
 }
 
 // checkTaskSpan checks a task span's place in the caller's trace, its

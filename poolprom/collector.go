@@ -34,6 +34,8 @@ type Collector struct {
 
 	mu    sync.Mutex
 	pools map[string]*pool.Pool
+
+	jobs *jobQueues // AddJobs
 }
 
 // New returns a Collector with no pools.
@@ -44,7 +46,8 @@ func New(o Options) *Collector {
 	if o.Buckets == nil {
 		o.Buckets = DefaultBuckets
 	}
-	return &Collector{buckets: o.Buckets, descs: newDescs(o.Namespace), pools: map[string]*pool.Pool{}}
+	return &Collector{buckets: o.Buckets, descs: newDescs(o.Namespace), pools: map[string]*pool.Pool{},
+		jobs: newJobQueues(o.Namespace, o.Buckets)}
 }
 
 // Add reports p from the next scrape on, labelled pool=name. It fails if
@@ -72,10 +75,12 @@ func (c *Collector) Remove(name string) {
 // Describe sends the descriptors of every metric the Collector can report.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.descs.each(func(d *prometheus.Desc) { ch <- d })
+	c.jobs.describe(ch)
 }
 
 // Collect reads each pool's Stats and sends its metrics, pools in name
-// order, then the process's scheduling latency (pool.SchedLatency).
+// order, then the process's scheduling latency (pool.SchedLatency), then
+// each job queue's (AddJobs). It waits up to 5 s for each queue's depth.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	names := make([]string, 0, len(c.pools))
@@ -93,6 +98,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		c.collectNodes(ch, names[i], p.Nodes())
 	}
 	ch <- newHistogram(c.descs.schedLatency, pool.SchedLatency(), c.buckets)
+	c.jobs.collect(ch)
 }
 
 // collectNodes sends the figures of a Remote pool's worker nodes (none

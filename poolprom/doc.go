@@ -49,7 +49,17 @@
 //     latest pong or answer says, up to a heartbeat old:
 //     NAMESPACE_node_workers, NAMESPACE_node_busy_workers,
 //     NAMESPACE_node_inflight_tasks (this pool's tasks on it) and
-//     NAMESPACE_node_advert_age_seconds, each {pool,node}.
+//     NAMESPACE_node_advert_age_seconds, each {pool,node};
+//   - for each queue of durable jobs added with AddJobs (a
+//     *natsjobs.Queue, taken through the Jobs interface so that poolprom
+//     links no NATS), labelled queue="NAME": NAMESPACE_jobs_depth (jobs
+//     in its work stream: waiting, retrying or running) and
+//     NAMESPACE_jobs_oldest_seconds (the oldest one's age), read from
+//     the server at scrape time and left out when it can't be asked;
+//     and, by task, as this process counted them,
+//     NAMESPACE_jobs_{enqueued,started,succeeded,retried,dead,canceled}_total{queue,task}
+//     and the histogram NAMESPACE_job_run_seconds{queue,task} (each
+//     attempt's time in its pool).
 //
 // A Collector is safe for concurrent use.
 package poolprom
