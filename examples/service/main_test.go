@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // SIGTERM shuts down and exits with status 0.
 func TestMainServes(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-workers", "1")
+	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-workers", "1", "-nats-port", "0", "-store", t.TempDir())
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
