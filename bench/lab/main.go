@@ -41,6 +41,7 @@ import (
 
 func main() {
 	natsremote.Main() // in a subprocess worker or a node (the proc and remote modes re-execute this binary): serve, exit
+	jobsWorkerMain()  // in a durable-job worker process (the jobs mode): serve, exit
 	if raw := os.Getenv(serverEnv); raw != "" {
 		if err := serve(raw); err != nil {
 			fmt.Fprintln(os.Stderr, err)
