@@ -115,9 +115,9 @@ func jobsHandler(cfg serverConfig) (h http.Handler, stop func()) {
 
 // durableJobs makes the server's /job?mode=jobs handler: a NATS server
 // with JetStream in this process (on a temporary store, listening on
-// 127.0.0.1), the queue, and n worker processes. It returns once a job
-// has run through them; stop ends the workers, the queue and the server,
-// and removes the store.
+// 127.0.0.1), the queue, and n worker processes. It returns once n jobs
+// have run through them (warmUp); stop ends the workers, the queue and
+// the server, and removes the store.
 func durableJobs(n, items int) (h http.Handler, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "offload-lab-jobs")
 	if err != nil {
@@ -161,11 +161,7 @@ func durableJobs(n, items int) (h http.Handler, stop func(), err error) {
 		return nil, nil, err
 	}
 	decode := func(*http.Request) (int, error) { return items, nil }
-	accept := natsjobs.Accept(q, jobTask, decode, natsjobs.AcceptOptions{WaitFor: jobsWaitFor})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		markReached(r)
-		accept.ServeHTTP(w, r)
-	}), stop, nil
+	return natsjobs.Accept(q, jobTask, decode, natsjobs.AcceptOptions{WaitFor: jobsWaitFor}), stop, nil
 }
 
 // startJobWorkers starts n worker processes serving the queue on the
