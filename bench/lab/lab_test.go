@@ -23,6 +23,7 @@ import (
 // as the lab binary is.
 func TestMain(m *testing.M) {
 	natsremote.Main()
+	jobsWorkerMain()
 	if raw := os.Getenv(serverEnv); raw != "" {
 		if err := serve(raw); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -1,6 +1,6 @@
 // Command lab replays the reference page's experiment on offload and
 // extends it to overload: a server in its own process with /fast and
-// /job?mode=inline|chunkN[after|sleep]|poolN|procN, an open-loop Poisson
+// /job?mode=inline|chunkN[after|sleep]|poolN|procN|remoteN|jobs, an open-loop Poisson
 // load generator (latency from each request's intended send time, so a
 // stalled server can't hide behind a stalled client), and one table row per
 // scenario: /fast p50/p99/max, job p50/p99/max, 503s, goodput. Reference
@@ -10,6 +10,11 @@
 // run the jobs inline in the handlers at twice what the cores can do,
 // without Shed and with Shed's MaxLag, and ask a readiness probe
 // (/readyz, pool.Ready) ten times a second: a table of its own.
+//
+// The durable-job rows, among the reference rows, run the jobs as natsjobs
+// jobs (mode jobs): natsjobs.Accept in the server takes them, on a
+// JetStream embedded there, and natsjobs.Serve runs them in worker
+// processes of their own.
 //
 //	go run ./bench/lab              # the full table, about six minutes
 //	go run ./bench/lab -quick       # a short smoke run
@@ -41,6 +46,7 @@ import (
 
 func main() {
 	natsremote.Main() // in a subprocess worker or a node (the proc and remote modes re-execute this binary): serve, exit
+	jobsWorkerMain()  // in a durable-job worker process (the jobs mode): serve, exit
 	if raw := os.Getenv(serverEnv); raw != "" {
 		if err := serve(raw); err != nil {
 			fmt.Fprintln(os.Stderr, err)

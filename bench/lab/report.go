@@ -27,6 +27,7 @@ type row struct {
 	Dropped   int           // jobs answered 503 after admission: failed by QueueDelay, or the queue filled first
 	ShedNoRA  int           // 503s (either kind) without Retry-After
 	Errors    int           // jobs that failed otherwise: timeouts, 5xx, resets
+	Accepted  int           // durable jobs answered 202: not ended within Accept's WaitFor
 	Goodput   float64       // jobs answered 200 per second of the window
 	Recovered time.Duration // last phase: when the last bad job answer came, since the phase began; -1 not measured
 
@@ -200,6 +201,8 @@ func window(samples []sample, from, to time.Duration, byAnswer bool) row {
 			if !s.Retry {
 				r.ShedNoRA++
 			}
+		case 202:
+			r.Accepted++
 		default:
 			r.Errors++
 		}

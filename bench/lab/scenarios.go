@@ -100,6 +100,7 @@ func scenarios(overloadPool string) []scenario {
 	} {
 		ref(g, 0, 4, m.mode, "4 jobs/s, "+m.label)
 	}
+	all = append(all, jobScenarios(g)...)
 	const g1 = "server GOMAXPROCS=1"
 	ref(g1, 1, 0, "", "only /fast")
 	for _, m := range []struct{ mode, label string }{

@@ -33,6 +33,8 @@ type serverConfig struct {
 
 	MaxLag   time.Duration // put pool.Shed with this MaxLag in front of /job?mode=inline
 	ReadyLag time.Duration // serve /readyz: pool.Ready with this MaxLag
+
+	JobWorkers int // durable-job worker processes behind /job?mode=jobs (jobs.go); 0 for none
 }
 
 // labNice is the nice increment of the lab's "nice" pool modes: that of
@@ -127,6 +129,8 @@ func serve(raw string) error {
 	if cfg.ReadyLag > 0 {
 		mux.Handle("/readyz", pool.Ready(pool.ReadyOptions{MaxLag: cfg.ReadyLag}, guard))
 	}
+	jobs, stopJobs := jobsHandler(cfg)
+	defer stopJobs()
 	var poolJob http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		markReached(r)
 		out, err := pool.Run(r.Context(), p, jobTask, cfg.Items)
@@ -150,6 +154,9 @@ func serve(raw string) error {
 			return
 		case isChunked:
 			out, err = chunked(r.Context(), cfg.Items, chunking)
+		case mode == jobsMode:
+			jobs.ServeHTTP(w, r)
+			return
 		case mode == cfg.Pool:
 			if poolErr != nil {
 				http.Error(w, poolErr.Error(), http.StatusNotImplemented)

@@ -56,6 +56,9 @@ func printTable(w io.Writer, rows []row) {
 		if r.LagMax > stallLag {
 			cells = append(cells, "stalled: a request sent "+ms(r.LagMax)+" ms late")
 		}
+		if r.Accepted > 0 {
+			cells = append(cells, fmt.Sprintf("%d answered 202", r.Accepted))
+		}
 		if r.ShedNoRA > 0 {
 			cells[8] += fmt.Sprintf("(%d no Retry-After)", r.ShedNoRA)
 		}

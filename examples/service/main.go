@@ -1,11 +1,20 @@
 // Command service is offload in an HTTP service: POST /hash puts the
 // request's body through rounds of SHA-256 in worker processes, with a
-// deadline and a memory limit, behind Shed; GET /metrics is the pool's
-// metrics for Prometheus.
+// deadline and a memory limit, behind Shed; POST /reports makes a report
+// a durable job, which a worker service runs; GET /jobs/{id} is a job's
+// status and, once done, its report; GET /metrics is the pool's metrics
+// for Prometheus.
 //
-//	go run ./examples/service
+//	go run ./examples/service                 # the API, with a NATS server (JetStream) in it on 127.0.0.1:4222
+//	go run ./examples/service -role worker    # a worker service: runs the reports' jobs
 //	curl --data-binary @go.mod 'http://127.0.0.1:8080/hash?rounds=100000'
+//	curl -i -d '{"rows": 1000}' http://127.0.0.1:8080/reports        # 200 and the report: ready within a second
+//	curl -i -d '{"rows": 20000000}' http://127.0.0.1:8080/reports    # 202, Location: /jobs/{id}
+//	curl http://127.0.0.1:8080/jobs/{id}
 //	curl http://127.0.0.1:8080/metrics
+//
+// The reports' jobs are kept in JetStream (in -store): a report asked for
+// while no worker service runs waits for one, across restarts of either.
 //
 // With -nats the same service runs its tasks on worker nodes over NATS
 // instead, and the nodes are this same binary started with
@@ -19,56 +28,112 @@
 // A node stopped with SIGTERM (a rolling deploy) drains: it takes no new
 // tasks, which go to the other nodes, and finishes those it runs within
 // OFFLOAD_NATS_DRAIN (25 s, the default, fits Kubernetes' 30 s grace;
-// "none" for no wait) before it exits.
+// "none" for no wait) before it exits. A worker service stopped with
+// SIGTERM drains the same way, and hands back the jobs it can't finish.
 package main
 
 import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote"
 )
 
 func main() {
 	natsremote.Main() // first: in a worker process or as a node, serve and never return
 
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	workers := flag.Int("workers", 2, "tasks run at once")
-	natsURL := flag.String("nats", "", `run tasks on worker nodes through this NATS server ("embedded": one in this process); default: worker processes here`)
-	deadline := flag.Duration("deadline", 10*time.Second, "how long a request's task may take, queued and running")
+	var c config
+	flag.StringVar(&c.role, "role", "api", `"api": serve HTTP; "worker": run the reports' jobs`)
+	flag.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	flag.IntVar(&c.workers, "workers", 2, "tasks (or jobs) run at once")
+	flag.StringVar(&c.natsURL, "nats", "", `the API: run tasks on worker nodes through this NATS server ("embedded": one in this process), which also keeps the reports; default: worker processes here, and a NATS server in this process for the reports. A worker: the NATS server to take jobs from; default: the API's on this machine`)
+	flag.IntVar(&c.natsPort, "nats-port", 4222, "port of the NATS server in the API process, on 127.0.0.1 (0: any)")
+	flag.StringVar(&c.storeDir, "store", filepath.Join(os.TempDir(), "offload-example-service"), "where the NATS server in the API process keeps the reports' jobs")
+	flag.DurationVar(&c.deadline, "deadline", 10*time.Second, "how long a /hash request's task may take, queued and running")
 	flag.Parse()
-	if err := run(*addr, *workers, *natsURL, *deadline); err != nil {
+
+	var err error
+	switch c.role {
+	case "api":
+		err = run(c)
+	case "worker":
+		url := c.natsURL
+		if url == "" || url == "embedded" {
+			url = fmt.Sprintf("nats://127.0.0.1:%d", c.natsPort)
+		}
+		err = runWorker(url, c.workers)
+	default:
+		err = fmt.Errorf("-role %q: want api or worker", c.role)
+	}
+	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run serves until SIGINT or SIGTERM, then lets the requests in flight
-// finish.
-func run(addr string, workers int, natsURL string, deadline time.Duration) error {
-	p, closeNATS, err := newPool(workers, natsURL)
+// config is the command's flags.
+type config struct {
+	role     string
+	addr     string
+	workers  int
+	natsURL  string
+	natsPort int
+	storeDir string
+	deadline time.Duration
+}
+
+// run serves the API until SIGINT or SIGTERM, then lets the requests in
+// flight finish.
+func run(c config) error {
+	natsURL := c.natsURL
+	if natsURL == "" {
+		natsURL = "embedded" // for the reports only
+	}
+	nc, closeNATS, err := connectNATS(natsURL, c.natsPort, c.storeDir)
 	if err != nil {
 		return err
 	}
 	defer closeNATS()
+	var nodes *nats.Conn // nil: /hash runs in worker processes here
+	if c.natsURL != "" {
+		nodes = nc
+	}
+	p, err := newPool(c.workers, nodes)
+	if err != nil {
+		return err
+	}
 	defer p.Close()
+	opening, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	q, err := natsjobs.Open(opening, nc, natsjobs.Options{Name: reportsQueue})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
 
 	metrics, err := metricsHandler(p)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /hash", hashHandler(p, deadline))
+	mux.Handle("POST /hash", hashHandler(p, c.deadline))
+	mux.Handle("POST /reports", reportsHandler(q, reportWait))
+	mux.Handle("GET /jobs/{id}", natsjobs.StatusHandler(q))
 	mux.Handle("GET /metrics", metrics)
 
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
 	}
@@ -84,7 +149,7 @@ func run(addr string, workers int, natsURL string, deadline time.Duration) error
 		return err
 	case <-ctx.Done():
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline+5*time.Second)
+	ctx, cancel = context.WithTimeout(context.Background(), c.deadline+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

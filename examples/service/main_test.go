@@ -36,11 +36,12 @@ func TestMain(m *testing.M) {
 }
 
 // The command as a user runs it: it says where it listens, answers
-// /hash and /metrics there with worker processes of its own, and on
-// SIGTERM shuts down and exits with status 0.
+// /hash and /metrics there with worker processes of its own, /reports and
+// /jobs/{id} with a NATS server of its own, and on SIGTERM shuts down and
+// exits with status 0.
 func TestMainServes(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-workers", "1")
+	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-workers", "1", "-nats-port", "0", "-store", t.TempDir())
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -86,6 +87,15 @@ func TestMainServes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, readBody(t, resp), `offload_task_runs_total{outcome="completed",pool="hash",task="hash"} 1`+"\n")
+
+	// The reports' routes are there (TestReports runs a report through
+	// them, with a worker service): a bad report and an unknown job.
+	resp, err = client.Post(url+"/reports", "application/json", strings.NewReader(`{"rows": 0}`))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, readBody(t, resp))
+	resp, err = client.Get(url + "/jobs/nosuchjob")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, readBody(t, resp))
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {

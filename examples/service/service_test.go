@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -33,17 +34,21 @@ import (
 func TestService(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		natsURL func(t *testing.T) string
+		name  string
+		nodes func(t *testing.T) *nats.Conn
 	}{
-		{"subprocess", func(*testing.T) string { return "" }},
-		{"remote", startNode},
+		{"subprocess", func(*testing.T) *nats.Conn { return nil }},
+		{"remote", func(t *testing.T) *nats.Conn {
+			nc, err := nats.Connect(startNode(t))
+			require.NoError(t, err)
+			t.Cleanup(nc.Close)
+			return nc
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, closeNATS, err := newPool(1, tc.natsURL(t))
+			p, err := newPool(1, tc.nodes(t))
 			require.NoError(t, err)
-			t.Cleanup(closeNATS)
 			t.Cleanup(func() { _ = p.Close() })
 			if tc.name == "remote" {
 				require.Eventually(t, func() bool { return len(p.Nodes()) == 1 }, time.Minute, 10*time.Millisecond,
