@@ -22,13 +22,8 @@ func TestMain(m *testing.M) {
 	if url := os.Getenv(envServeURL); url != "" {
 		os.Exit(serveProcess(url)) // and a worker service (process_test.go)
 	}
-	goleak.VerifyTestMain(m, ignoreSourceSetup)
+	goleak.VerifyTestMain(m, testkit.IgnoreSourceSetup)
 }
-
-// ignoreSourceSetup lets nats-server's wait for the consumer that feeds
-// the work stream its due jobs outlive a server shut down as it waits:
-// nothing ends it but an answer or its own 30 s timer.
-var ignoreSourceSetup = goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*stream).trySetupSourceConsumer.func3")
 
 // testCtx bounds a test.
 func testCtx(t *testing.T) context.Context {

@@ -16,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolotel"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	// process extracts, a node's pool makes spans of its own (recorded
 	// by no one) under the caller's.
 	natsremote.Main(pool.MainOptions{Tracer: poolotel.NewTracer(poolotel.TracerOptions{TracerProvider: sdktrace.NewTracerProvider()})})
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testkit.IgnoreSourceSetup) // jobs' tests (internal/jobstest)
 }
 
 var (

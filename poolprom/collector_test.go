@@ -28,8 +28,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	pool.Main() // the test binary is the Subprocess pool's worker
-	goleak.VerifyTestMain(m)
+	pool.Main()                                         // the test binary is the Subprocess pool's worker
+	goleak.VerifyTestMain(m, testkit.IgnoreSourceSetup) // jobs' tests (internal/jobstest)
 }
 
 var (

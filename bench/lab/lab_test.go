@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/pool"
 )
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testkit.IgnoreSourceSetup) // the durable-job rows
 }
 
 // TestQuick runs the lab's -quick smoke run and checks what holds on any

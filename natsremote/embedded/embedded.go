@@ -91,7 +91,10 @@ type Server struct {
 }
 
 // Start starts a server and returns once it takes connections (at most
-// 10 s). It starts no goroutine that Shutdown does not end.
+// 10 s). It starts no goroutine that Shutdown does not end, but one: a
+// stream that sources another (a natsjobs queue's work stream does)
+// waits for its source's consumer in a goroutine of nats-server's that
+// ends only on an answer or after 30 s: a leak check must allow it.
 func Start(o Options) (*Server, error) {
 	return start(o, nil)
 }
