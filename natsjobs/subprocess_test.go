@@ -20,16 +20,18 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
 	_, nc := startJetStream(t)
 	q := open(t, nc, natsjobs.Options{})
-	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess,
+	// The worker process runs before the first job, so that the job's
+	// Timeout runs out in the task, not in the process's start.
+	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1, Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{TerminateGrace: 50 * time.Millisecond}})
 	serve(t, q, p, natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 
-	id, err := natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute}, natsjobs.Timeout(100*time.Millisecond), natsjobs.MaxAttempts(1))
+	id, err := natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute}, natsjobs.Timeout(time.Second), natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, stubborn, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.ErrorContains(t, err, "natsjobs: attempt 1 timed out after 100ms")
+	assert.ErrorContains(t, err, "natsjobs: attempt 1 timed out after 1s")
 	require.Eventually(t, func() bool { return p.Stats().Terminated == 1 }, 20*time.Second, 5*time.Millisecond, "killed")
 
 	started := filepath.Join(t.TempDir(), "started")
