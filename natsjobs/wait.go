@@ -46,6 +46,10 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		}
 		select {
 		case e := <-sub.changed:
+			if e == nil { // the watch was lost and is back
+				r, queued, err = q.lookup(ctx, id)
+				continue
+			}
 			r, err = decodeRecord(e.Value())
 			queued = nil
 		case <-sub.done:

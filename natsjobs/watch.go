@@ -24,7 +24,8 @@ type watcher struct {
 
 // subscription hears of changes to one id's record: changed holds the
 // latest record written since the subscriber last read it (an older one
-// is dropped for it); done closes with the watcher.
+// is dropped for it), or nil when the subscriber must read the record
+// itself; done closes with the watcher.
 type subscription struct {
 	id      ID
 	changed chan jetstream.KeyValueEntry
@@ -96,14 +97,16 @@ func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 				continue
 			}
 			// The watch ended under us (its consumer was lost): watch
-			// again, from what is written from now on. A subscriber
-			// that missed a change meanwhile sees the next.
+			// again, from what is written from now on, then have every
+			// subscriber read its record again, for a change it missed
+			// meanwhile (a job that ended then has no change to come).
 			for kw = nil; kw == nil; {
 				if sleep(life, troubleWait); life.Err() != nil {
 					return
 				}
 				kw, _ = w.q.statuses.WatchAll(life, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
 			}
+			w.resync()
 		}
 	}
 }
@@ -119,6 +122,22 @@ func (w *watcher) notify(e jetstream.KeyValueEntry) {
 		default:
 		}
 		s.changed <- e
+	}
+}
+
+// resync tells every subscriber to read its record again: a nil entry
+// on its channel, which replaces any entry it has not read.
+func (w *watcher) resync() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, subs := range w.subs {
+		for s := range subs {
+			select {
+			case <-s.changed:
+			default:
+			}
+			s.changed <- nil
+		}
 	}
 }
 
