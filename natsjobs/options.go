@@ -13,7 +13,8 @@ import (
 // Options configure a Queue. Only Name is required; every other zero
 // field takes the default it documents. Every process that opens a queue
 // should give it the same Options: Open makes the streams and the
-// buckets say what the last Open said.
+// buckets say what the last Open said, where its user may update them
+// (see Open).
 type Options struct {
 	// Name names the queue: letters, digits, '-' and '_'.
 	Name string
