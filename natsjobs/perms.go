@@ -74,32 +74,30 @@ func WorkerPermissions(queue, inboxPrefix string) natsremote.Permissions {
 // updates them to its Options; Cancel, Retry and List, an operator's
 // acts, are its alone. It may also do all that EnqueuerPermissions and
 // WorkerPermissions allow, so one user can run a queue whole (as it does
-// on a server without authorization). It may not touch other streams.
+// on a server without authorization), and read, change or delete any of
+// the queue's streams and consumers. It may not touch other streams.
 func AdminPermissions(queue, inboxPrefix string) natsremote.Permissions {
+	work := workStreamName(queue)
 	publish := []string{
-		apiAccountInfo,                          // asked before a bucket is made
-		subjectsOf(queue) + ">",                 // Enqueue, Retry, Cancel's word to the Serves, dead jobs
-		"$KV." + statusBucketName(queue) + ".>", // Cancel, Retry
+		apiAccountInfo,          // asked before a bucket is made
+		subjectsOf(queue) + ">", // jobs, dead jobs, Cancel's word to the Serves
+		"$KV." + statusBucketName(queue) + ".>",
 		"$KV." + keyBucketName(queue) + ".>",
+		apiPrefix + "CONSUMER.MSG.NEXT." + work + ".>",
 	}
 	for _, s := range streamsOf(queue) {
 		publish = append(publish,
 			apiPrefix+"STREAM.*."+s,        // CREATE, UPDATE, INFO, DELETE, PURGE
 			apiPrefix+"STREAM.MSG.*."+s,    // GET, DELETE
+			apiPrefix+"DIRECT.GET."+s,      // by sequence
+			apiPrefix+"DIRECT.GET."+s+".>", // last by subject
 			apiPrefix+"CONSUMER.*."+s,      // NAMES, LIST
 			apiPrefix+"CONSUMER.*."+s+".>", // CREATE, INFO, DELETE, ...
 		)
-		publish = append(publish, gets(s)...)
-		publish = append(publish, acks(s, "*")...)
-		publish = append(publish, flowControl(s)...)
 	}
-	p := natsremote.Permissions{
-		Publish:   slices.Concat(publish, EnqueuerPermissions(queue, inboxPrefix).Publish, WorkerPermissions(queue, inboxPrefix).Publish),
-		Subscribe: WorkerPermissions(queue, inboxPrefix).Subscribe,
-	}
-	slices.Sort(p.Publish)
-	p.Publish = slices.Compact(p.Publish)
-	return p
+	publish = slices.Concat(publish, acks(work, "*"),
+		flowControl(kvStreamName(statusBucketName(queue))), flowControl(kvStreamName(keyBucketName(queue))))
+	return natsremote.Permissions{Publish: publish, Subscribe: WorkerPermissions(queue, inboxPrefix).Subscribe}
 }
 
 // streamsOf lists the streams of queue, its buckets' included.

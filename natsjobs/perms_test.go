@@ -2,6 +2,8 @@ package natsjobs_test
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,4 +229,40 @@ func TestWorkerCredentialsCannotForgeAnotherAttemptsOutcome(t *testing.T) {
 	out, err = natsjobs.Wait(ctx, enqueuer, double, id)
 	require.NoError(t, err)
 	assert.Equal(t, 666, out, "as WorkerPermissions' doc says, such a user can forge an outcome")
+}
+
+// An admin may do all that an enqueuer and a worker may: each subject of
+// theirs is within one of its.
+func TestAdminMayDoAllTheOtherRolesMay(t *testing.T) {
+	t.Parallel()
+	admin := natsjobs.AdminPermissions("q", "MY_INBOX")
+	for role, p := range map[string]natsremote.Permissions{
+		"enqueuer": natsjobs.EnqueuerPermissions("q", "MY_INBOX"),
+		"worker":   natsjobs.WorkerPermissions("q", "MY_INBOX"),
+	} {
+		for _, s := range p.Publish {
+			assert.True(t, slices.ContainsFunc(admin.Publish, func(a string) bool { return within(s, a) }), "%s may publish on %q; the admin too", role, s)
+		}
+		for _, s := range p.Subscribe {
+			assert.True(t, slices.ContainsFunc(admin.Subscribe, func(a string) bool { return within(s, a) }), "%s may subscribe to %q; the admin too", role, s)
+		}
+	}
+	assert.Contains(t, admin.Subscribe, "MY_INBOX.>")
+}
+
+// within reports whether every subject that pattern s matches, pattern
+// a matches too.
+func within(s, a string) bool {
+	st, at := strings.Split(s, "."), strings.Split(a, ".")
+	for i, tok := range at {
+		switch {
+		case tok == ">":
+			return i < len(st)
+		case i >= len(st), st[i] == ">":
+			return false
+		case tok != "*" && tok != st[i]:
+			return false
+		}
+	}
+	return len(st) == len(at)
 }
