@@ -113,6 +113,13 @@
 //     StatusHandler.
 //   - WorkerPermissions is for the worker services: Open and Serve.
 //
+// Each function returns the subjects its user may publish and subscribe
+// to, for nats-server's authorization block (their examples print it for
+// a queue) or for an embedded server:
+//
+//	p := natsjobs.WorkerPermissions("reports", "")
+//	users = append(users, embedded.User{Name: "worker", Password: pw, Publish: p.Publish, Subscribe: p.Subscribe})
+//
 // An enqueuer's or a worker's Open binds to what the admin made and
 // creates nothing; something missing fails it at once, with an error
 // that names it and AdminPermissions. What a role must not do the server
