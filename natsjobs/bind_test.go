@@ -62,7 +62,7 @@ func TestOpenWithoutTheRightToCreateSaysWhatIsMissing(t *testing.T) {
 func TestOpenWithoutTheRightToUpdateFollowsTheQueueAsMade(t *testing.T) {
 	t.Parallel()
 	s := rolesServer(t, "made")
-	made := natsjobs.Options{Name: "made", MaxJobs: 3, Lease: 300 * time.Millisecond, Retention: time.Hour}
+	made := natsjobs.Options{Name: "made", MaxJobs: 3, Lease: 600 * time.Millisecond, Retention: time.Hour}
 	open(t, connectAs(t, s, "admin"), made)
 	mine := natsjobs.Options{Name: "made", MaxJobs: 1000, Lease: time.Minute}
 	enqueuer, _ := openAs(t, s, "enqueuer", mine)
@@ -89,10 +89,10 @@ func TestOpenWithoutTheRightToUpdateFollowsTheQueueAsMade(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	// A job that outlives the 300 ms lease runs once: the worker renews
-	// it every 100 ms, as the consumer's AckWait asks.
+	// A job that outlives the 600 ms lease runs once: the worker renews
+	// it every 200 ms, as the consumer's AckWait asks.
 	k := key(t)
-	id, err := natsjobs.Enqueue(ctx, enqueuer, sleepy, Keyed{Key: k, Sleep: time.Second}, natsjobs.MaxAttempts(1))
+	id, err := natsjobs.Enqueue(ctx, enqueuer, sleepy, Keyed{Key: k, Sleep: 1500 * time.Millisecond}, natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
 	out, err := natsjobs.Wait(ctx, enqueuer, sleepy, id)
 	require.NoError(t, err)
