@@ -19,8 +19,9 @@ import (
 )
 
 // rolesServer is a JetStream server with authorization on, and a user
-// for each role of queue, named for it (admin, enqueuer, worker), and
-// "nobody", who may only hear answers on its inbox.
+// for each role of queue, named for it (admin, enqueuer, worker),
+// "nobody", who may only hear answers on its inbox, and "no-fetch", a
+// worker that may not ask for jobs.
 func rolesServer(t *testing.T, queue string) *embedded.Server {
 	t.Helper()
 	s, err := embedded.Start(embedded.Options{StoreDir: t.TempDir(), Users: []embedded.User{
@@ -28,10 +29,17 @@ func rolesServer(t *testing.T, queue string) *embedded.Server {
 		asUser("enqueuer", natsjobs.EnqueuerPermissions(queue, "")),
 		asUser("worker", natsjobs.WorkerPermissions(queue, "")),
 		asUser("nobody", natsremote.Permissions{Subscribe: []string{"_INBOX.>"}}),
+		asUser("no-fetch", without(natsjobs.WorkerPermissions(queue, ""), "$JS.API.CONSUMER.MSG.NEXT.OFFLOAD_JOBS_"+queue+".workers")),
 	}})
 	require.NoError(t, err)
 	t.Cleanup(s.Shutdown)
 	return s
+}
+
+// without is p without the right to publish on subject.
+func without(p natsremote.Permissions, subject string) natsremote.Permissions {
+	p.Publish = slices.DeleteFunc(slices.Clone(p.Publish), func(s string) bool { return s == subject })
+	return p
 }
 
 func asUser(name string, p natsremote.Permissions) embedded.User {
