@@ -1,18 +1,13 @@
 package natsjobs
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/offloadgo/offload/natsremote"
 )
 
 // binder binds Open to a queue's streams, buckets and consumer: it looks
@@ -86,6 +81,16 @@ func (b *binder) bucket(ctx context.Context, cfg jetstream.KeyValueConfig, what 
 	name := kvStreamName(cfg.Bucket)
 	// What nats.go makes of cfg, in the settings Open sets.
 	want := jetstream.StreamConfig{MaxAge: cfg.TTL, MaxMsgsPerSubject: int64(cfg.History), Storage: cfg.Storage, Replicas: cfg.Replicas}
+	bind := func() (kv jetstream.KeyValue, err error) {
+		err = b.request(ctx, func(ctx context.Context) (err error) {
+			kv, err = b.js.KeyValue(ctx, cfg.Bucket)
+			return err
+		}, apiStream("INFO", name))
+		if err != nil {
+			return nil, b.failed(what, cfg.Bucket, "look up", err)
+		}
+		return kv, nil
+	}
 	for range 2 {
 		var s jetstream.Stream
 		err := b.request(ctx, func(ctx context.Context) (err error) {
@@ -95,29 +100,14 @@ func (b *binder) bucket(ctx context.Context, cfg jetstream.KeyValueConfig, what 
 		var kv jetstream.KeyValue
 		switch {
 		case err == nil && settled(want, s.CachedInfo().Config):
-			err = b.request(ctx, func(ctx context.Context) (err error) {
-				kv, err = b.js.KeyValue(ctx, cfg.Bucket)
-				return err
-			}, apiStream("INFO", name))
-			if err != nil {
-				return nil, b.failed(what, cfg.Bucket, "look up", err)
-			}
-			return kv, nil
+			return bind()
 		case err == nil:
 			err = b.request(ctx, func(ctx context.Context) (err error) {
 				kv, err = b.js.UpdateKeyValue(ctx, cfg)
 				return err
 			}, apiAccountInfo, apiStream("UPDATE", name))
 			if errors.Is(err, nats.ErrPermissionViolation) {
-				// Bound as it is: see Open.
-				err = b.request(ctx, func(ctx context.Context) (err error) {
-					kv, err = b.js.KeyValue(ctx, cfg.Bucket)
-					return err
-				}, apiStream("INFO", name))
-				if err != nil {
-					return nil, b.failed(what, cfg.Bucket, "look up", err)
-				}
-				return kv, nil
+				return bind() // as it is: see Open
 			}
 			if err != nil {
 				return nil, b.failed(what, cfg.Bucket, "update", err)
@@ -129,7 +119,7 @@ func (b *binder) bucket(ctx context.Context, cfg jetstream.KeyValueConfig, what 
 				return err
 			}, apiAccountInfo, apiStream("CREATE", name))
 			if errors.Is(err, jetstream.ErrBucketExists) {
-				continue
+				continue // another Open made it meanwhile, saying otherwise
 			}
 			if err != nil {
 				return nil, b.failed(what, cfg.Bucket, "create", err)
@@ -197,76 +187,6 @@ func (b *binder) failed(what, name, do string, err error) error {
 	return fmt.Errorf("natsjobs: queue %q: its %s %s is missing, and this connection may not %s it: "+
 		"open the queue once as a user with the permissions AdminPermissions(%q, %q) lists: %w",
 		b.o.Name, what, name, do, b.o.Name, inbox, err)
-}
-
-// maxRefusalPoll bounds the pause between two looks for a refusal while
-// a request is out.
-const maxRefusalPoll = 100 * time.Millisecond
-
-// request runs call, which asks the JetStream API on subjects, on the
-// caller's goroutine, and returns the server's refusal of one of those
-// requests (or of the subscription to the connection's inbox, where the
-// answers come) as soon as the server makes it: NATS says so only in an
-// asynchronous error, and the request would wait out ctx. So while call
-// runs, request asks the server for a round trip every now and then (at
-// 1 ms, then at pauses doubling to maxRefusalPoll), after which the
-// connection's last error holds any refusal of what call sent before.
-func (b *binder) request(ctx context.Context, call func(context.Context) error, subjects ...string) error {
-	before := b.nc.LastError()
-	callCtx, cancelCall := context.WithCancel(ctx)
-	defer cancelCall()
-	watch, stopWatch := context.WithCancel(context.Background())
-	var refusal error
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		if refusal = b.watchForRefusal(watch, before, subjects); refusal != nil {
-			cancelCall()
-		}
-	}()
-	err := call(callCtx)
-	stopWatch()
-	<-watched
-	if err != nil && refusal != nil {
-		return refusal
-	}
-	return err
-}
-
-// watchForRefusal returns the refusal of one of subjects, or of a
-// subscription to the inbox, that came after before; nil once ctx ends.
-func (b *binder) watchForRefusal(ctx context.Context, before error, subjects []string) error {
-	inbox := cmp.Or(b.nc.Opts.InboxPrefix, natsremote.DefaultInboxPrefix)
-	for pause := time.Millisecond; ; pause = min(2*pause, maxRefusalPoll) {
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-		flush, cancel := context.WithTimeout(ctx, time.Second)
-		err := b.nc.FlushWithContext(flush)
-		cancel()
-		if err != nil {
-			continue // the server is away, or ctx ended
-		}
-		err = b.nc.LastError()
-		// errors.Is first: then err is the pointer nats.go made, and ==
-		// can't panic on an incomparable error.
-		if !errors.Is(err, nats.ErrPermissionViolation) || err == before {
-			continue
-		}
-		text := err.Error()
-		if strings.Contains(text, `Subscription to "`+inbox+`.`) {
-			return err
-		}
-		for _, s := range subjects {
-			if strings.Contains(text, `Publish to "`+s+`"`) {
-				return err
-			}
-		}
-	}
 }
 
 // settled reports whether have, a configuration the server holds, says

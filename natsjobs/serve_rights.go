@@ -2,9 +2,7 @@ package natsjobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -42,10 +40,12 @@ func (r *serveRights) allowed(ctx context.Context, what, subject string) error {
 	if r.nc.FlushWithContext(ctx) != nil {
 		return nil
 	}
-	err := r.nc.LastError()
-	// errors.Is first: then err is the pointer nats.go made, and == can't
-	// panic on an incomparable error.
-	if !errors.Is(err, nats.ErrPermissionViolation) || err == r.before || !strings.Contains(err.Error(), `"`+subject+`"`) {
+	says := publishOn(subject)
+	if what == "subscribe to" {
+		says = subscriptionTo(subject)
+	}
+	err := refusal(r.nc, r.before, says)
+	if err == nil {
 		return nil
 	}
 	return fmt.Errorf("natsjobs: serve queue %q: NATS refused to let it %s %q: its user needs the permissions WorkerPermissions(%q, %q) lists: %w",
