@@ -25,9 +25,9 @@ func TestOpenWithoutTheRightToCreateSaysWhatIsMissing(t *testing.T) {
 	t.Parallel()
 	s := rolesServer(t, "unmade")
 	for user, says := range map[string][]string{
-		"enqueuer": {"work stream OFFLOAD_JOBS_unmade is missing", `AdminPermissions("unmade", "")`, "$JS.API.STREAM.CREATE.OFFLOAD_JOBS_unmade"},
-		"worker":   {"work stream OFFLOAD_JOBS_unmade is missing", `AdminPermissions("unmade", "")`},
-		"nobody":   {"look up its work stream OFFLOAD_JOBS_unmade", `EnqueuerPermissions, WorkerPermissions or AdminPermissions("unmade", "")`, "$JS.API.STREAM.INFO.OFFLOAD_JOBS_unmade"},
+		"enqueuer": {"schedules stream OFFLOAD_JOBS_unmade_SCHEDULED is missing", `AdminPermissions("unmade", "")`, `"$JS.API.STREAM.CREATE.OFFLOAD_JOBS_unmade_SCHEDULED"`},
+		"worker":   {"schedules stream OFFLOAD_JOBS_unmade_SCHEDULED is missing", `AdminPermissions("unmade", "")`},
+		"nobody":   {"look up its schedules stream OFFLOAD_JOBS_unmade_SCHEDULED", `EnqueuerPermissions, WorkerPermissions or AdminPermissions("unmade", "")`, `"$JS.API.STREAM.INFO.OFFLOAD_JOBS_unmade_SCHEDULED"`},
 	} {
 		t.Run(user, func(t *testing.T) {
 			t.Parallel()
@@ -50,8 +50,10 @@ func TestOpenWithoutTheRightToCreateSaysWhatIsMissing(t *testing.T) {
 	t.Cleanup(func() {
 		js, err := jetstream.New(connectAs(t, s, "admin"))
 		require.NoError(t, err)
-		_, err = js.Stream(testCtx(t), "OFFLOAD_JOBS_unmade")
-		assert.ErrorIs(t, err, jetstream.ErrStreamNotFound, "nobody made the queue")
+		for _, name := range []string{"OFFLOAD_JOBS_unmade_SCHEDULED", "OFFLOAD_JOBS_unmade"} {
+			_, err = js.Stream(testCtx(t), name)
+			assert.ErrorIs(t, err, jetstream.ErrStreamNotFound, "nobody made the queue")
+		}
 	})
 }
 

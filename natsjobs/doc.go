@@ -105,12 +105,12 @@
 // authorization block, or embedded.User):
 //   - AdminPermissions makes the queue and operates it: its Open creates
 //     the streams, buckets and consumer and updates them to its Options;
-//     Cancel, Retry and List, an operator's acts, are its alone. Open the
-//     queue as the admin once before the others start, and again when
-//     its Options change.
+//     Cancel, Retry, List and AdminHandler, an operator's acts, are its
+//     alone. Open the queue as the admin once before the others start,
+//     and again when its Options change.
 //   - EnqueuerPermissions is for the services that accept work: Open,
-//     Enqueue (Key included), Status and Wait, so Accept and
-//     StatusHandler.
+//     Enqueue (Key, Delay and At included), Status and Wait, so Accept
+//     and StatusHandler.
 //   - WorkerPermissions is for the worker services: Open and Serve.
 //
 // Each function returns the subjects its user may publish and subscribe

@@ -18,18 +18,19 @@ import (
 
 // EnqueuerPermissions is the least a NATS user needs to Open the queue
 // named queue once a user of AdminPermissions has made it, Enqueue jobs
-// (Key included), and read them: Status, Wait, and so Accept and
-// StatusHandler. It may not take, cancel or retry jobs, nor write their
-// status.
+// (Key, Delay and At included), and read them: Status, Wait, and so
+// Accept and StatusHandler. It may not take, cancel or retry jobs, nor
+// write their status.
 func EnqueuerPermissions(queue, inboxPrefix string) natsremote.Permissions {
 	work, status, keys := workStreamName(queue), kvStreamName(statusBucketName(queue)), kvStreamName(keyBucketName(queue))
 	return natsremote.Permissions{
 		Publish: slices.Concat(lookups(queue),
 			[]string{
-				subjectsOf(queue) + "job.*", // Enqueue
+				subjectsOf(queue) + "job.*",       // Enqueue
+				subjectsOf(queue) + "scheduled.*", // Enqueue with Delay or At
 				"$KV." + keyBucketName(queue) + ".>",
 			},
-			gets(keys), gets(status), gets(work), // Key, Status
+			gets(keys), gets(status), gets(work), gets(schedulesStreamName(queue)), // Key, Status
 			watches(status), // Wait's watch on the status bucket
 		),
 		Subscribe: []string{inbox(inboxPrefix) + ".>"},
@@ -102,7 +103,7 @@ func AdminPermissions(queue, inboxPrefix string) natsremote.Permissions {
 
 // streamsOf lists the streams of queue, its buckets' included.
 func streamsOf(queue string) []string {
-	return []string{workStreamName(queue), deadStreamName(queue),
+	return []string{workStreamName(queue), deadStreamName(queue), schedulesStreamName(queue),
 		kvStreamName(statusBucketName(queue)), kvStreamName(keyBucketName(queue))}
 }
 

@@ -80,8 +80,8 @@ func refused(t *testing.T, nc *nats.Conn, subject string) {
 }
 
 // With authorization on, each role does its job on its permissions
-// alone: the admin makes the queue and cancels a job, an enqueuer
-// enqueues (with a Key too), reads Status and Waits, a worker Serves
+// alone: the admin makes the queue and cancels jobs, an enqueuer
+// enqueues (with a Key, or a Delay, too), reads Status and Waits, a worker Serves
 // jobs to Succeeded. Neither the enqueuer's nor the worker's Open asks
 // for anything it may not (its connection hears no refusal).
 func TestEachRoleDoesItsJob(t *testing.T) {
@@ -95,12 +95,18 @@ func TestEachRoleDoesItsJob(t *testing.T) {
 	assert.NoError(t, wnc.LastError(), "nor did the worker's")
 	ctx := testCtx(t)
 
-	// Before any worker serves: the admin cancels a queued job.
-	canceled, err := natsjobs.Enqueue(ctx, enqueuer, double, Num{1})
-	require.NoError(t, err)
-	require.NoError(t, admin.Cancel(ctx, canceled))
-	_, err = natsjobs.Wait(ctx, enqueuer, double, canceled)
-	require.ErrorIs(t, err, natsjobs.ErrCanceled)
+	// Before any worker serves: the admin cancels a queued job and a
+	// delayed one.
+	for _, opts := range [][]natsjobs.EnqueueOption{nil, {natsjobs.Delay(time.Hour)}} {
+		canceled, err := natsjobs.Enqueue(ctx, enqueuer, double, Num{1}, opts...)
+		require.NoError(t, err)
+		st, err := enqueuer.Status(ctx, canceled)
+		require.NoError(t, err)
+		assert.Contains(t, []natsjobs.State{natsjobs.Queued, natsjobs.Scheduled}, st.State)
+		require.NoError(t, admin.Cancel(ctx, canceled))
+		_, err = natsjobs.Wait(ctx, enqueuer, double, canceled)
+		require.ErrorIs(t, err, natsjobs.ErrCanceled)
+	}
 
 	serve(t, worker, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	id, err := natsjobs.Enqueue(ctx, enqueuer, double, Num{21}, natsjobs.Key("order-42"))
@@ -138,7 +144,9 @@ func TestEachRoleIsRefusedWhatItMustNotDo(t *testing.T) {
 			"$KV.OFFLOAD_JOBS_q_STATUS.someone",
 			"offload.jobs.q.cancel",
 			"offload.jobs.q.dead.someone",
+			"offload.jobs.q.due.someone",
 			"$JS.API.STREAM.MSG.DELETE.OFFLOAD_JOBS_q",
+			"$JS.API.STREAM.PURGE.OFFLOAD_JOBS_q_SCHEDULED",
 			"$JS.API.STREAM.PURGE.OFFLOAD_JOBS_q",
 			"$JS.API.STREAM.DELETE.OFFLOAD_JOBS_q_DEAD",
 			"$JS.API.STREAM.CREATE.OFFLOAD_JOBS_other",
@@ -146,6 +154,7 @@ func TestEachRoleIsRefusedWhatItMustNotDo(t *testing.T) {
 		},
 		"worker": {
 			"offload.jobs.q.job.forged",
+			"offload.jobs.q.scheduled.forged",
 			"$KV.OFFLOAD_JOBS_q_KEYS.kb3JkZXI",
 			"offload.jobs.q.cancel",
 			"$JS.API.STREAM.DELETE.OFFLOAD_JOBS_q",
@@ -174,7 +183,7 @@ func TestEachRoleIsRefusedWhatItMustNotDo(t *testing.T) {
 	// And what it may do, it may: the admin made all of it.
 	js, err := jetstream.New(connectAs(t, s, "admin"))
 	require.NoError(t, err)
-	for _, name := range []string{"OFFLOAD_JOBS_q", "OFFLOAD_JOBS_q_DEAD", "KV_OFFLOAD_JOBS_q_STATUS", "KV_OFFLOAD_JOBS_q_KEYS"} {
+	for _, name := range []string{"OFFLOAD_JOBS_q", "OFFLOAD_JOBS_q_DEAD", "OFFLOAD_JOBS_q_SCHEDULED", "KV_OFFLOAD_JOBS_q_STATUS", "KV_OFFLOAD_JOBS_q_KEYS"} {
 		_, err := js.Stream(testCtx(t), name)
 		assert.NoError(t, err, name)
 	}
