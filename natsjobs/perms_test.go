@@ -81,9 +81,10 @@ func refused(t *testing.T, nc *nats.Conn, subject string) {
 
 // With authorization on, each role does its job on its permissions
 // alone: the admin makes the queue and cancels jobs, an enqueuer
-// enqueues (with a Key, or a Delay, too), reads Status and Waits, a worker Serves
-// jobs to Succeeded. Neither the enqueuer's nor the worker's Open asks
-// for anything it may not (its connection hears no refusal).
+// enqueues (with a Key, or a Delay, too), reads Status and Waits, a
+// worker Serves jobs to Succeeded, and both read Stats. Neither the
+// enqueuer's nor the worker's Open asks for anything it may not (its
+// connection hears no refusal).
 func TestEachRoleDoesItsJob(t *testing.T) {
 	t.Parallel()
 	s := rolesServer(t, "roles")
@@ -126,6 +127,10 @@ func TestEachRoleDoesItsJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Succeeded, st.State)
 	assert.Equal(t, 1, st.Attempt)
+	for _, q := range []*natsjobs.Queue{enqueuer, worker} {
+		_, err := q.Stats(ctx) // what a metrics scrape asks
+		require.NoError(t, err)
+	}
 	dead, err := admin.List(ctx, natsjobs.Dead, 10)
 	require.NoError(t, err)
 	assert.Empty(t, dead)
