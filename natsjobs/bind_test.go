@@ -13,6 +13,7 @@ import (
 
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -120,4 +121,23 @@ func TestOpenUpdatesWhereItMay(t *testing.T) {
 
 	_, wnc := openAs(t, s, "worker", natsjobs.Options{Name: "grown", MaxJobs: 5})
 	assert.NoError(t, wnc.LastError(), "the worker's Open asked for no update")
+}
+
+// A queue named as another queue's streams end (reports_DEAD names the
+// dead stream of reports) is refused by Open, and its permissions allow
+// nothing: its admin would get the rights to the other queue's stream.
+// So are names that would put wildcards or dots in the subjects.
+func TestQueueNamesThatNameAnotherQueuesStreamsAreRefused(t *testing.T) {
+	t.Parallel()
+	_, nc := startJetStream(t)
+	for _, name := range []string{"reports_DEAD", "reports_SCHEDULED", "*", ">", "a.b"} {
+		_, err := natsjobs.Open(testCtx(t), nc, natsjobs.Options{Name: name})
+		assert.ErrorContains(t, err, "natsjobs: queue name", name)
+		for _, p := range []func(string, string) natsremote.Permissions{natsjobs.AdminPermissions, natsjobs.EnqueuerPermissions, natsjobs.WorkerPermissions} {
+			assert.Zero(t, p(name, ""), name)
+		}
+	}
+	_, err := natsjobs.Open(testCtx(t), nc, natsjobs.Options{Name: "reports_DEAD"})
+	assert.ErrorContains(t, err, `as the streams of queue "reports" do`)
+	assert.NotZero(t, natsjobs.AdminPermissions("reports_DEADLINE", ""), "a name may hold the words")
 }

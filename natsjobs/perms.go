@@ -14,7 +14,8 @@ import (
 // subjects; inboxPrefix is that of the user's connections ("" means
 // natsremote.DefaultInboxPrefix), where the server answers. Give each
 // service its own inbox prefix (nats.CustomInboxPrefix) and user, so
-// that no other user may read its answers.
+// that no other user may read its answers. For a name Open refuses (see
+// Options.Name) they are empty: they allow nothing.
 
 // EnqueuerPermissions is the least a NATS user needs to Open the queue
 // named queue once a user of AdminPermissions has made it, Enqueue jobs
@@ -22,6 +23,9 @@ import (
 // Accept and StatusHandler. It may not take, cancel or retry jobs, nor
 // write their status.
 func EnqueuerPermissions(queue, inboxPrefix string) natsremote.Permissions {
+	if checkQueueName(queue) != nil {
+		return natsremote.Permissions{}
+	}
 	work, status, keys := workStreamName(queue), kvStreamName(statusBucketName(queue)), kvStreamName(keyBucketName(queue))
 	return natsremote.Permissions{
 		Publish: slices.Concat(lookups(queue),
@@ -55,6 +59,9 @@ func EnqueuerPermissions(queue, inboxPrefix string) natsremote.Permissions {
 // Workers are trusted with the queue's jobs, as a pool's nodes are with
 // their calls (see the package doc).
 func WorkerPermissions(queue, inboxPrefix string) natsremote.Permissions {
+	if checkQueueName(queue) != nil {
+		return natsremote.Permissions{}
+	}
 	work, status := workStreamName(queue), kvStreamName(statusBucketName(queue))
 	return natsremote.Permissions{
 		Publish: slices.Concat(lookups(queue),
@@ -78,6 +85,9 @@ func WorkerPermissions(queue, inboxPrefix string) natsremote.Permissions {
 // on a server without authorization), and read, change or delete any of
 // the queue's streams and consumers. It may not touch other streams.
 func AdminPermissions(queue, inboxPrefix string) natsremote.Permissions {
+	if checkQueueName(queue) != nil {
+		return natsremote.Permissions{}
+	}
 	work := workStreamName(queue)
 	publish := []string{
 		apiAccountInfo,          // asked before a bucket is made

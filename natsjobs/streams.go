@@ -1,6 +1,9 @@
 package natsjobs
 
 import (
+	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -10,6 +13,24 @@ import (
 // of its streams, buckets, consumer and subjects, and the settings Open
 // gives them. The permission helpers (perms.go) are computed from the
 // same names.
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// checkQueueName says what is wrong with queue as a queue's name. Its
+// streams' names are the work stream's with a suffix: a queue named so
+// would have another queue's stream for its work stream (and its admin
+// the rights to that stream).
+func checkQueueName(queue string) error {
+	if !validName.MatchString(queue) {
+		return fmt.Errorf("natsjobs: queue name %q: want letters, digits, '-' and '_'", queue)
+	}
+	for _, suffix := range []string{"_DEAD", "_SCHEDULED"} {
+		if strings.HasSuffix(queue, suffix) {
+			return fmt.Errorf("natsjobs: queue name %q: it ends in %s, as the streams of queue %q do", queue, suffix, strings.TrimSuffix(queue, suffix))
+		}
+	}
+	return nil
+}
 
 // workStreamName is the stream of queue's jobs waiting, retrying or
 // running; the other names start with it.
