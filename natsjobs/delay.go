@@ -47,13 +47,11 @@ func (q *Queue) dueSubject(id ID) string {
 	return "offload.jobs." + q.o.Name + ".due." + string(id)
 }
 
-// openSchedules creates (or updates to q's options) the schedules
-// stream of queue base.
-func (q *Queue) openSchedules(ctx context.Context, base string) error {
-	var err error
-	q.delayed, err = q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:     base + "_SCHEDULED",
-		Subjects: []string{q.scheduledSubject("*"), q.dueSubject("*")},
+// schedulesStreamConfig is the schedules stream of the queue o names.
+func schedulesStreamConfig(o Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:     schedulesStreamName(o.Name),
+		Subjects: []string{subjectsOf(o.Name) + "scheduled.*", subjectsOf(o.Name) + "due.*"},
 		// Limits, with none set: DiscardNew is refused with schedules,
 		// and DiscardOld would drop scheduled jobs.
 		Retention:         jetstream.LimitsPolicy,
@@ -61,28 +59,29 @@ func (q *Queue) openSchedules(ctx context.Context, base string) error {
 		AllowMsgTTL:       true, // for the due jobs' Nats-Schedule-TTL
 		AllowRollup:       true, // schedules roll up their subject
 		Storage:           jetstream.FileStorage,
-		Replicas:          q.o.Replicas,
+		Replicas:          o.Replicas,
 		Duplicates:        2 * time.Minute,
-	})
-	if err != nil {
-		return fmt.Errorf("natsjobs: queue %q: schedules stream: %w", q.o.Name, err)
 	}
-	// A server before 2.12 ignores the setting, and would keep schedules
-	// as plain messages that never fall due.
-	if !q.delayed.CachedInfo().Config.AllowMsgSchedules {
-		return fmt.Errorf("natsjobs: queue %q: the server has no message schedules (nats-server 2.12 or later has)", q.o.Name)
+}
+
+// schedulesSupported says whether the server keeps message schedules in
+// the schedules stream s: a server before 2.12 ignores the setting, and
+// would keep schedules as plain messages that never fall due.
+func schedulesSupported(s jetstream.Stream, queue string) error {
+	if !s.CachedInfo().Config.AllowMsgSchedules {
+		return fmt.Errorf("natsjobs: queue %q: the server has no message schedules (nats-server 2.12 or later has)", queue)
 	}
 	return nil
 }
 
-// dueSources is the work stream's source of due jobs, for queue base:
+// dueSources is the work stream's source of due jobs, for queue:
 // offload.jobs.q.due.<id> lands on offload.jobs.q.job.<id>.
-func (q *Queue) dueSources(base string) []*jetstream.StreamSource {
+func dueSources(queue string) []*jetstream.StreamSource {
 	return []*jetstream.StreamSource{{
-		Name: base + "_SCHEDULED",
+		Name: schedulesStreamName(queue),
 		SubjectTransforms: []jetstream.SubjectTransformConfig{{
-			Source:      q.dueSubject("*"),
-			Destination: q.subject + "{{wildcard(1)}}",
+			Source:      subjectsOf(queue) + "due.*",
+			Destination: subjectsOf(queue) + "job.{{wildcard(1)}}",
 		}},
 	}}
 }

@@ -97,4 +97,62 @@
 // job. Cancel tells the Serves on offload.jobs.q.cancel (core NATS): a
 // worker cut off from the server then runs the job to its end, and its
 // outcome is not written over Canceled.
+//
+// # Trust and permissions
+//
+// On a NATS system with authorization, a queue has three roles, each a
+// NATS user with the permissions its function lists (for nats-server's
+// authorization block, or embedded.User):
+//   - AdminPermissions makes the queue and operates it: its Open creates
+//     the streams, buckets and consumer and updates them to its Options;
+//     Cancel, Retry, List and AdminHandler, an operator's acts, are its
+//     alone. Open the queue as the admin once before the others start,
+//     and again when its Options change.
+//   - EnqueuerPermissions is for the services that accept work: Open,
+//     Enqueue (Key, Delay and At included), Status and Wait, so Accept
+//     and StatusHandler.
+//   - WorkerPermissions is for the worker services: Open and Serve.
+//
+// Each function returns the subjects its user may publish and subscribe
+// to, for nats-server's authorization block (their examples print it for
+// a queue) or for an embedded server:
+//
+//	p := natsjobs.WorkerPermissions("reports", "")
+//	users = append(users, embedded.User{Name: "worker", Password: pw, Publish: p.Publish, Subscribe: p.Subscribe})
+//
+// An enqueuer's or a worker's Open binds to what the admin made and
+// creates nothing; something missing fails it at once, with an error
+// that names it and AdminPermissions. What a role must not do the server
+// refuses: an enqueuer can't take, ack, cancel or retry a job, write a
+// status, or touch a stream; a worker can't enqueue, write a Key,
+// cancel, nor make, change, purge or delete a stream or the consumer; an
+// admin can't touch another queue's streams.
+//
+// NATS grants rights by subject, not by job, so each role can do its
+// acts to every job of the queue:
+//   - A worker's user can write any job's status record, and ack any
+//     message the consumer has delivered, to it or to another worker
+//     (an ack's subject can be guessed). This package's workers write
+//     an attempt's outcome only over the revision of the attempt's claim,
+//     so a worker that lost its lease can't overwrite the attempt that
+//     replaced it; but whoever holds a worker's credentials can write
+//     without that condition: mark any job Succeeded with an output of
+//     their making, or Dead; drop the jobs delivered to them; and put in
+//     the dead stream a job of their making, which an operator's Retry
+//     then enqueues. Workers are trusted with the queue's jobs, as a
+//     pool's nodes are with their calls. Only a trusted service that
+//     alone may write the status bucket, taking outcomes from workers and
+//     checking each against its attempt's claim, would close this; the
+//     package has none.
+//   - An enqueuer's user can read every job's status and output (Wait's
+//     watch sees the whole status bucket), enqueue any task, and point
+//     any Key at an id of its choosing. The watch's rights let it make
+//     consumers of the status bucket, which deliver its records on a
+//     subject of its choosing (the server checks that subject for
+//     cycles, not against the user's rights): give each application a
+//     NATS account of its own.
+//
+// The permissions assume the default JetStream API prefix ($JS.API) and
+// no JetStream domain; the server's acks may have either form (its v2
+// ack format included).
 package natsjobs

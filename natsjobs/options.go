@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"regexp"
 	"time"
 
 	"github.com/offloadgo/offload/pool"
@@ -13,9 +12,11 @@ import (
 // Options configure a Queue. Only Name is required; every other zero
 // field takes the default it documents. Every process that opens a queue
 // should give it the same Options: Open makes the streams and the
-// buckets say what the last Open said.
+// buckets say what the last Open said, where its user may update them
+// (see Open).
 type Options struct {
-	// Name names the queue: letters, digits, '-' and '_'.
+	// Name names the queue: letters, digits, '-' and '_', not ending in
+	// _DEAD or _SCHEDULED (another queue's streams end so).
 	Name string
 	// MaxJobs bounds the jobs waiting or retrying; past it Enqueue fails
 	// at once with an error matching pool.ErrQueueFull. Dead jobs don't
@@ -79,12 +80,10 @@ const (
 	defaultRetention   = 24 * time.Hour
 )
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 // withDefaults fills o's zero fields, or says what is wrong with it.
 func (o Options) withDefaults() (Options, error) {
-	if !validName.MatchString(o.Name) {
-		return o, fmt.Errorf("natsjobs: queue name %q: want letters, digits, '-' and '_'", o.Name)
+	if err := checkQueueName(o.Name); err != nil {
+		return o, err
 	}
 	if o.MaxJobs < 0 || o.MaxBytes < 0 || o.MaxAttempts < 0 || o.Timeout < 0 || o.Lease < 0 || o.Retention < 0 || o.Replicas < 0 {
 		return o, fmt.Errorf("natsjobs: queue %q: negative option", o.Name)

@@ -42,9 +42,19 @@ type Queue struct {
 	closeMe context.CancelFunc
 }
 
-// Open binds the queue o.Name on nc's JetStream, creating (or updating to
-// o) its streams, buckets and consumer, and returns it. It blocks on the
-// server for as long as ctx allows.
+// Open binds the queue o.Name on nc's JetStream and returns it. It looks
+// up the queue's streams, buckets and consumer, creates those missing,
+// and updates those whose settings differ from o's, each only where nc's
+// user may: so the user of AdminPermissions makes the queue, and one of
+// EnqueuerPermissions or WorkerPermissions binds to what it made. Where
+// that user finds the settings different from o's and may not update
+// them, they hold, and the Queue follows them (its Options' MaxJobs,
+// MaxBytes, Retention, Replicas and Lease become theirs); NATS tells nc's
+// error handler of the refused update. Something missing that nc's user
+// may not create, or may not look up, fails Open at once (not when ctx
+// ends) with an error matching nats.ErrPermissionViolation that names it
+// and the permissions that make it. It blocks on the server for as long
+// as ctx allows.
 func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -54,66 +64,33 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsjobs: %w", err)
 	}
-	q := &Queue{o: o, js: js, subject: "offload.jobs." + o.Name + ".job.", unknownTaskGrace: unknownTaskGrace}
+	q := &Queue{o: o, js: js, subject: subjectsOf(o.Name) + "job.", unknownTaskGrace: unknownTaskGrace}
 	q.watch.q = q
-	q.life, q.closeMe = context.WithCancel(context.Background())
-	base := "OFFLOAD_JOBS_" + o.Name
-	if err := q.openSchedules(ctx, base); err != nil {
+	b := binder{nc: nc, js: js, o: o}
+	// The schedules stream first: the work stream sources it.
+	if q.delayed, err = b.stream(ctx, schedulesStreamConfig(o), "schedules stream"); err != nil {
 		return nil, err
 	}
-	// Jobs waiting or retrying: removed once acked, bounded by MaxJobs.
-	q.work, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       base,
-		Subjects:   []string{q.subject + "*"},
-		Retention:  jetstream.WorkQueuePolicy,
-		MaxMsgs:    int64(o.MaxJobs),
-		MaxBytes:   o.MaxBytes,
-		Discard:    jetstream.DiscardNew,
-		Storage:    jetstream.FileStorage,
-		Replicas:   o.Replicas,
-		Duplicates: 2 * time.Minute,
-		Sources:    q.dueSources(base),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("natsjobs: queue %q: work stream: %w", o.Name, err)
+	if err := schedulesSupported(q.delayed, o.Name); err != nil {
+		return nil, err
 	}
-	// Dead jobs, moved aside with their input for Retry: one copy each.
-	q.dead, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:              base + "_DEAD",
-		Subjects:          []string{q.deadSubject("*")},
-		MaxMsgsPerSubject: 1,
-		MaxAge:            o.Retention,
-		Storage:           jetstream.FileStorage,
-		Replicas:          o.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("natsjobs: queue %q: dead stream: %w", o.Name, err)
+	if q.work, err = b.stream(ctx, workStreamConfig(o), "work stream"); err != nil {
+		return nil, err
 	}
-	// Attempts are counted in the status record, not by redeliveries
-	// (which a worker lacking the task, or a full pool, also makes): the
-	// consumer redelivers forever.
-	q.workers, err = q.work.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       "workers",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       o.Lease,
-		MaxDeliver:    -1,
-		MaxAckPending: -1,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("natsjobs: queue %q: consumer: %w", o.Name, err)
+	if q.dead, err = b.stream(ctx, deadStreamConfig(o), "dead stream"); err != nil {
+		return nil, err
 	}
-	q.statuses, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: base + "_STATUS", TTL: o.Retention, History: 1, Storage: jetstream.FileStorage, Replicas: o.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("natsjobs: queue %q: status bucket: %w", o.Name, err)
+	if q.workers, err = b.consumer(ctx, q.work, workersConsumerConfig(o), "consumer"); err != nil {
+		return nil, err
 	}
-	q.keys, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: base + "_KEYS", TTL: o.Retention, History: 1, Storage: jetstream.FileStorage, Replicas: o.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("natsjobs: queue %q: key bucket: %w", o.Name, err)
+	if q.statuses, err = b.bucket(ctx, statusBucketConfig(o), "status bucket"); err != nil {
+		return nil, err
 	}
+	if q.keys, err = b.bucket(ctx, keyBucketConfig(o), "key bucket"); err != nil {
+		return nil, err
+	}
+	q.o = adopt(o, q.work, q.dead, q.workers)
+	q.life, q.closeMe = context.WithCancel(context.Background())
 	return q, nil
 }
 
@@ -132,10 +109,10 @@ var ErrQueueClosed = errors.New("natsjobs: queue closed")
 // cancelSubject is where Cancel tells the Serves of a cancelled job's id
 // (core NATS: a Serve that misses it runs the job to its end, and the
 // job stays Canceled).
-func (q *Queue) cancelSubject() string { return "offload.jobs." + q.o.Name + ".cancel" }
+func (q *Queue) cancelSubject() string { return subjectsOf(q.o.Name) + "cancel" }
 
 func (q *Queue) deadSubject(id ID) string {
-	return "offload.jobs." + q.o.Name + ".dead." + string(id)
+	return subjectsOf(q.o.Name) + "dead." + string(id)
 }
 
 // The job message's headers, besides Nats-Msg-Id (its id).

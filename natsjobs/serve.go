@@ -21,15 +21,20 @@ import (
 // many jobs as p has free slots, so that no job waits in a local buffer
 // while its lease runs. Any number of Serves, in any processes, may
 // share a queue; each job runs on one of them at a time (see the package
-// doc for when it runs again).
+// doc for when it runs again). If q's user may not hear Cancels or take
+// jobs (see WorkerPermissions), Serve returns at once with an error
+// matching nats.ErrPermissionViolation that says which.
 func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
 	s := &server{q: q, p: p, log: cmp.Or(o.Logger, q.logger()), room: make(chan struct{}, 1),
-		running: map[*attempt]struct{}{}, byID: map[ID]*attempt{}}
+		running: map[*attempt]struct{}{}, byID: map[ID]*attempt{}, rights: newServeRights(q)}
 	cancels, err := q.js.Conn().Subscribe(q.cancelSubject(), s.onCancel)
 	if err != nil {
 		return fmt.Errorf("natsjobs: serve queue %q: %w", q.o.Name, err)
 	}
 	defer func() { _ = cancels.Unsubscribe() }()
+	if err := s.rights.allowed(ctx, "subscribe to", q.cancelSubject()); err != nil {
+		return err
+	}
 	pulling, stop := context.WithCancel(ctx)
 	defer context.AfterFunc(q.life, stop)()
 	err = s.pull(pulling)
@@ -41,9 +46,10 @@ func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
 
 // server is one Serve: the jobs it runs now.
 type server struct {
-	q   *Queue
-	p   *pool.Pool
-	log *slog.Logger
+	q      *Queue
+	p      *pool.Pool
+	log    *slog.Logger
+	rights *serveRights
 
 	mu      sync.Mutex
 	mine    int // jobs taken and not yet out of p (their slot not freed)
@@ -88,6 +94,11 @@ func (s *server) pull(ctx context.Context) error {
 			s.release(n)
 			sleep(ctx, troubleWait)
 			continue
+		}
+		if err := s.rights.firstFetch(ctx); err != nil {
+			cancel()
+			s.release(n)
+			return err
 		}
 		s.fetches.Add(1)
 		go func() {
