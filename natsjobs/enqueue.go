@@ -56,7 +56,7 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	if o.timeout > 0 {
 		msg.Header.Set(headerTimeout, strconv.FormatInt(int64(o.timeout), 10))
 	}
-	if _, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id))); err != nil {
+	if err := q.publishJob(ctx, msg, id); err != nil {
 		if o.key != "" {
 			// The key must not name a job that was never stored. Best
 			// effort: a key left behind names an id Status doesn't know.
