@@ -34,30 +34,53 @@ var errUnconfirmed = errors.New("the server did not confirm it")
 func (q *Queue) publishJob(ctx context.Context, msg *nats.Msg, id ID) error {
 	ctx, cancel := context.WithTimeout(ctx, publishFor)
 	defer cancel()
-	for {
-		try, cancelTry := context.WithTimeout(ctx, publishTry)
-		_, err := q.js.PublishMsg(try, msg, jetstream.WithMsgID(string(id)))
-		cancelTry()
-		switch {
-		case err == nil || !transient(err):
-			return err
-		case ctx.Err() != nil:
-			return fmt.Errorf("job %s: %w (%w): %w", id, errUnconfirmed, err, context.Cause(ctx))
-		}
-		sleep(ctx, troubleWait)
+	_, err := through(ctx, publishTry, func(ctx context.Context) (*jetstream.PubAck, error) {
+		return q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id)))
+	})
+	if err != nil && transient(err) {
+		return fmt.Errorf("job %s: %w (%w): %w", id, errUnconfirmed, err, context.Cause(ctx))
 	}
+	return err
 }
 
 // transient reports whether a JetStream request failed because the
 // server could not answer now, rather than because it refused: no
 // responder (no stream leader), no answer in time, the connection away,
-// or JetStream unavailable for the moment.
+// or JetStream unavailable for the moment (but not a server or account
+// without JetStream at all).
 func transient(err error) bool {
 	var api *jetstream.APIError
 	if errors.As(err, &api) {
-		return api.Code == 503
+		return api.Code == 503 && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled &&
+			api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabledForAccount
 	}
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrReconnectBufExceeded)
+}
+
+// through calls try, with a ctx of per, until it succeeds, fails for
+// good (not transient), or ctx ends. Each try must be safe to repeat.
+func through[T any](ctx context.Context, per time.Duration, try func(context.Context) (T, error)) (T, error) {
+	for {
+		tctx, cancel := context.WithTimeout(ctx, per)
+		v, err := try(tctx)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return v, err
+		}
+		sleep(ctx, troubleWait)
+	}
+}
+
+// putRecordThrough writes id's record over rev as putRecord does,
+// trying again while the server can't answer (the bucket electing its
+// leader), for as long as ctx allows: an outcome lost to a failover
+// would have the job run again. A try that was stored though its answer
+// was lost makes the next fail, as the record is no longer at rev: the
+// caller reads the record then, and finds its own write.
+func (q *Queue) putRecordThrough(ctx context.Context, id ID, r record, rev uint64) (uint64, error) {
+	return through(ctx, publishTry, func(ctx context.Context) (uint64, error) {
+		return q.putRecord(ctx, id, r, rev)
+	})
 }

@@ -42,8 +42,14 @@ type Queue struct {
 
 // Open binds the queue o.Name on nc's JetStream, creating (or updating to
 // o) its streams, buckets and consumer, and returns it. It blocks on the
-// server for as long as ctx allows.
+// server for as long as ctx allows, trying again while the server can't
+// answer (JetStream electing a leader).
 func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
+	return through(ctx, opTimeout, func(ctx context.Context) (*Queue, error) { return bind(ctx, nc, o) })
+}
+
+// bind is one try of Open.
+func bind(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
