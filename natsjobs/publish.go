@@ -46,12 +46,13 @@ func (q *Queue) publishJob(ctx context.Context, msg *nats.Msg, id ID) error {
 // transient reports whether a JetStream request failed because the
 // server could not answer now, rather than because it refused: no
 // responder (no stream leader), no answer in time, the connection away,
-// or JetStream unavailable for the moment (but not a server or account
-// without JetStream at all).
+// or JetStream unavailable for the moment (but not a full stream, nor a
+// server or account without JetStream at all).
 func transient(err error) bool {
 	var api *jetstream.APIError
 	if errors.As(err, &api) {
-		return api.Code == 503 && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled &&
+		// A full stream answers 503 too: a refusal, not an absence.
+		return api.Code == 503 && !full(err) && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled &&
 			api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabledForAccount
 	}
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
