@@ -51,6 +51,26 @@
 // them. With Options.Tracer, a job keeps its enqueuer's trace context
 // and its task runs in that trace, wherever its pool runs it.
 //
+// # Replicas and failover
+//
+// With Options.Replicas 3 on a cluster of three servers, each stream,
+// bucket and the consumer is kept by all three, and the queue goes on
+// while any one server is down: a stream whose leader died elects
+// another within seconds, and a restarted server catches up. Meanwhile
+// Open, Enqueue, Serve and the outcomes Serve writes try again while the
+// server can't answer. Enqueue tries with the job's id, so the stream
+// stores the job once however many tries reached it, until the job is
+// stored, refused, or ctx (or a minute) ends. So an Enqueue error that
+// matches ctx's error (context.DeadlineExceeded, context.Canceled) says
+// the server did not confirm the store: the job may be stored and run,
+// or not, and its Key, if any, is released, so enqueueing it again may
+// run it twice. Any other Enqueue error means the job was not stored. A
+// run whose outcome could not be written through a failover runs again
+// as the job's next attempt (the contract above). Status and Wait read
+// a job's record from its bucket's leader; a leader elected a moment ago
+// may answer, for that moment, with a record older than one a Wait has
+// heard of (Wait then reads again), so Status may lag a Wait by as much.
+//
 // # Design
 //
 // Queue "q" is, on its JetStream:

@@ -68,7 +68,7 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	}
 	endSpan, err := q.traceEnqueue(ctx, name, id, msg)
 	if err == nil {
-		_, err = q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id)))
+		err = q.publishJob(ctx, msg, id)
 		endSpan(err)
 	}
 	if err != nil {

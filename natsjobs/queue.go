@@ -54,8 +54,14 @@ type Queue struct {
 // may not create, or may not look up, fails Open at once (not when ctx
 // ends) with an error matching nats.ErrPermissionViolation that names it
 // and the permissions that make it. It blocks on the server for as long
-// as ctx allows.
+// as ctx allows, trying again while the server can't answer (JetStream
+// electing a leader).
 func Open(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
+	return through(ctx, opTimeout, func(ctx context.Context) (*Queue, error) { return bind(ctx, nc, o) })
+}
+
+// bind is one try of Open.
+func bind(ctx context.Context, nc *nats.Conn, o Options) (*Queue, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
@@ -169,18 +175,15 @@ func decodeRecord(b []byte) (record, error) {
 	return r, nil
 }
 
-// record returns id's status record and its revision; ErrNotFound if it
-// has none.
+// record returns id's status record and its revision, as the status
+// bucket's leader has them (see latest); ErrNotFound if it has none.
 func (q *Queue) record(ctx context.Context, id ID) (record, uint64, error) {
-	e, err := q.statuses.Get(ctx, string(id))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return record{}, 0, ErrNotFound
-	}
+	b, rev, err := q.latest(ctx, id)
 	if err != nil {
-		return record{}, 0, fmt.Errorf("natsjobs: status of job %s: %w", id, err)
+		return record{}, 0, err
 	}
-	r, err := decodeRecord(e.Value())
-	return r, e.Revision(), err
+	r, err := decodeRecord(b)
+	return r, rev, err
 }
 
 // putRecord writes id's record over revision rev (0: where it has none),

@@ -114,7 +114,7 @@ func (a *attempt) errText(err, cause error) string {
 // write puts r over the attempt's revision, then calls then; if the
 // record changed meanwhile, the attempt has lost the job.
 func (a *attempt) write(ctx context.Context, r record, then func()) {
-	rev, err := a.s.q.putRecord(ctx, a.id, r, a.rev)
+	rev, err := a.s.q.putRecordThrough(ctx, a.id, r, a.rev)
 	if err != nil {
 		a.lostOwnership(ctx)
 		return

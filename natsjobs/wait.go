@@ -24,7 +24,7 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		return zero, err
 	}
 	defer q.watch.unsubscribe(sub)
-	r, queued, err := q.lookup(ctx, id)
+	r, queued, err := q.lookupSince(ctx, id, sub.seen)
 	for {
 		switch {
 		case err != nil:

@@ -20,16 +20,19 @@ type watcher struct {
 	stop     context.CancelFunc
 	done     chan struct{}
 	subs     map[ID]map[*subscription]struct{}
+	recent   recent
 }
 
 // subscription hears of changes to one id's record: changed holds the
 // latest record written since the subscriber last read it (an older one
 // is dropped for it), or nil when the subscriber must read the record
-// itself; done closes with the watcher.
+// itself; done closes with the watcher. seen is the revision of the
+// last change the watch passed on before it (0: none it remembers).
 type subscription struct {
 	id      ID
 	changed chan jetstream.KeyValueEntry
 	done    <-chan struct{}
+	seen    uint64
 }
 
 // subscribe starts hearing of id's changes, starting the watcher first
@@ -46,7 +49,7 @@ func (w *watcher) subscribe(ctx context.Context, id ID) (*subscription, error) {
 			return nil, err
 		}
 	}
-	s := &subscription{id: id, changed: make(chan jetstream.KeyValueEntry, 1), done: w.done}
+	s := &subscription{id: id, changed: make(chan jetstream.KeyValueEntry, 1), done: w.done, seen: w.recent.of(id)}
 	if w.subs[id] == nil {
 		w.subs[id] = map[*subscription]struct{}{}
 	}
@@ -116,6 +119,7 @@ func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 func (w *watcher) notify(e jetstream.KeyValueEntry) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.recent.add(ID(e.Key()), e.Revision())
 	for s := range w.subs[ID(e.Key())] {
 		select {
 		case <-s.changed:

@@ -88,7 +88,13 @@ type Server struct {
 
 	mu sync.Mutex
 	s  *server.Server
+	// ports are those the first start listened on (the kernel's picks),
+	// which a Restart listens on again.
+	ports listenPorts
 }
+
+// listenPorts are a server's client and route ports; 0 for none.
+type listenPorts struct{ client, cluster int }
 
 // Start starts a server and returns once it takes connections (at most
 // 10 s). It starts no goroutine that Shutdown does not end, but one: a
@@ -104,7 +110,19 @@ func start(o Options, configure func(*server.Options)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{o: o, configure: configure, s: s}, nil
+	return &Server{o: o, configure: configure, s: s, ports: portsOf(s)}, nil
+}
+
+// portsOf is where s listens, for clients and for routes.
+func portsOf(s *server.Server) listenPorts {
+	var p listenPorts
+	if addr, ok := s.Addr().(*net.TCPAddr); ok {
+		p.client = addr.Port
+	}
+	if addr := s.ClusterAddr(); addr != nil {
+		p.cluster = addr.Port
+	}
+	return p
 }
 
 // run starts a NATS server as o and configure say and returns once it
@@ -156,23 +174,32 @@ func run(o Options, configure func(*server.Options)) (*server.Server, error) {
 	return s, nil
 }
 
-// Restart stops the server, as Shutdown does, and starts it again with
-// the same options, on the same port if it listens (the one the kernel
-// picked, if Port was 0) and on the same store directory: clients that
-// reconnect by URL find it where it was, and JetStream finds its streams
-// as they were stored. Connections made by Connect end with the old
-// server; make new ones. It returns once the new server takes
+// Restart stops the server, as Shutdown does (if it runs: a server
+// stopped by Shutdown starts again), and starts it with the same
+// options, on the same ports if it listens (the ones the kernel picked,
+// if Port was 0; in a Cluster, its route port too) and on the same store
+// directory: clients that reconnect by URL find it where it was, the
+// other servers of a Cluster route to it again, and JetStream finds its
+// streams as they were stored. Connections made by Connect end with the
+// old server; make new ones. It returns once the new server takes
 // connections (at most 10 s); on an error the server stays stopped.
 func (s *Server) Restart() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := s.o
-	if addr, ok := s.s.Addr().(*net.TCPAddr); ok {
-		o.Port = addr.Port
+	if s.ports.client != 0 {
+		o.Port = s.ports.client
 	}
 	s.s.Shutdown()
 	s.s.WaitForShutdown()
-	ns, err := run(o, s.configure)
+	configure := s.configure
+	if port := s.ports.cluster; port != 0 {
+		configure = func(opts *server.Options) {
+			s.configure(opts)
+			opts.Cluster.Port = port
+		}
+	}
+	ns, err := run(o, configure)
 	if err != nil {
 		return err
 	}
@@ -204,13 +231,15 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 }
 
 // ClientURL is the URL other processes connect to (nats://127.0.0.1:port),
-// or "" for a server without a listener.
+// or "" for a server without a listener. It stays while the server is
+// stopped, and across a Restart.
 func (s *Server) ClientURL() string {
-	ns := s.current()
-	if ns.Addr() == nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports.client == 0 {
 		return ""
 	}
-	return ns.ClientURL()
+	return fmt.Sprintf("nats://127.0.0.1:%d", s.ports.client)
 }
 
 // Shutdown stops the server, closing its connections, and returns once

@@ -69,9 +69,3 @@ func TestServerWithoutStoreDirHasNoJetStream(t *testing.T) {
 	_, err = js.AccountInfo(ctx)
 	assert.ErrorIs(t, err, jetstream.ErrJetStreamNotEnabled)
 }
-
-func TestClusterRefusesStoreDir(t *testing.T) {
-	t.Parallel()
-	_, err := embedded.StartCluster(2, embedded.Options{StoreDir: t.TempDir()})
-	assert.ErrorContains(t, err, "embedded: a Cluster does not run JetStream")
-}
