@@ -13,14 +13,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/offloadgo/offload/internal/shmbuf"
 	"github.com/offloadgo/offload/pool"
 )
 
 // Enqueue stores a job that runs task on in, and returns its id once the
 // server has stored it (one publish, acknowledged). It blocks on the
 // server for as long as ctx allows. An input that can't be encoded fails
-// and stores nothing. Past the queue's MaxJobs it fails at once with an
-// error matching pool.ErrQueueFull. With Key(k), a job already enqueued
+// and stores nothing, as does one holding a *transfer.Buffer (a job's
+// input is stored; a Buffer's memory lives in this process). Past the
+// queue's MaxJobs it fails at once with an error matching
+// pool.ErrQueueFull. With Key(k), a job already enqueued
 // with k (within Retention) makes Enqueue return its id and store
 // nothing. With Delay or At the job is Scheduled until due, and
 // doesn't count against MaxJobs until then (see At); a negative Delay
@@ -45,6 +48,9 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 		return "", fmt.Errorf("natsjobs: Enqueue of task %q: %w", name, err)
 	}
 	body, err := encodeByName(in)
+	if errors.Is(err, shmbuf.ErrNoPeer) {
+		return "", fmt.Errorf("natsjobs: input of task %q holds a *transfer.Buffer, which moves memory of this process and can't be stored: use []byte: %w", name, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("natsjobs: encode input of task %q: %w", name, err)
 	}
