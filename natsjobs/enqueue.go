@@ -92,24 +92,6 @@ func Enqueue[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out]
 	return id, nil
 }
 
-// claimKey records key → id, or returns the id a job enqueued with key
-// already has (taken).
-func (q *Queue) claimKey(ctx context.Context, key string, id ID) (first ID, taken bool, err error) {
-	k := keyOf(key)
-	_, err = q.keys.Create(ctx, k, []byte(id))
-	if err == nil {
-		return id, false, nil
-	}
-	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return "", false, fmt.Errorf("natsjobs: key %q: %w", key, err)
-	}
-	e, err := q.keys.Get(ctx, k)
-	if err != nil {
-		return "", false, fmt.Errorf("natsjobs: key %q: %w", key, err)
-	}
-	return ID(e.Value()), true, nil
-}
-
 // keyOf is a Key as a bucket key, which allows few characters.
 func keyOf(key string) string {
 	return "k" + base64.RawURLEncoding.EncodeToString([]byte(key))

@@ -31,6 +31,9 @@ type Queue struct {
 	// unknownTaskGrace is how long a job may wait for a worker that has
 	// its task: unknownTaskGrace, but for tests.
 	unknownTaskGrace time.Duration
+	// keyWaits, for tests, hears each time an Enqueue waits for a Key's
+	// first job to be stored (see claimKey).
+	keyWaits chan<- ID
 
 	watch  watcher
 	counts counters // what this process did with the jobs (Stats)
