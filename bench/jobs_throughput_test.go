@@ -15,7 +15,9 @@ import (
 // two ways: way=natsjobs is Serve on a 2-worker InProcess pool, timed
 // until the work stream is empty (a job leaves it when acked, after its
 // outcome is written); way=bare a loop that fetches 2 messages at a time
-// and acks each, waiting for the server to confirm.
+// and acks each, waiting for the server to confirm. cpu-ns/op is the
+// CPU time of the process (server, client and pool) per job: on a busy
+// machine it shows the work that wall time blurs.
 //
 //	go test ./bench -run '^$' -bench JobsThroughput -benchmem -count 6 | tee throughput.txt
 //	benchstat -col /way throughput.txt
@@ -44,6 +46,7 @@ func BenchmarkJobsThroughput(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := cpuFrom(b)
 		serveCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- natsjobs.Serve(serveCtx, q, p, natsjobs.ServeOptions{}) }()
@@ -58,6 +61,7 @@ func BenchmarkJobsThroughput(b *testing.B) {
 			time.Sleep(time.Millisecond)
 		}
 		b.StopTimer()
+		cpu.report(b)
 		stop()
 		if err := <-done; err != nil {
 			b.Fatal(err)
@@ -76,6 +80,7 @@ func BenchmarkJobsThroughput(b *testing.B) {
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
+		defer cpuFrom(b).report(b)
 		for got := 0; got < b.N; {
 			batch, err := c.Fetch(min(2, b.N-got), jetstream.FetchMaxWait(time.Second))
 			if err != nil {
