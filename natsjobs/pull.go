@@ -122,12 +122,16 @@ func (p *puller) retire(l *lane) {
 }
 
 // ask sends a request for n jobs on l, reserving their slots in s.mine;
-// if it can't be sent they are given back.
+// if it can't be sent they are given back. Once stopped, it asks nothing.
 func (p *puller) ask(l *lane, n int) error {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return nil
+	}
 	p.s.mu.Lock()
 	p.s.mine += n
 	p.s.mu.Unlock()
-	p.mu.Lock()
 	l.out, l.left, l.expires = true, n, time.Now().Add(fetchWait+fetchGrace)
 	p.mu.Unlock()
 	req, _ := json.Marshal(struct {
@@ -193,7 +197,7 @@ func (p *puller) onMsg(l *lane, m *nats.Msg) {
 }
 
 // stop ends the lanes: no job starts after it returns, and the slots of
-// the requests out are given back.
+// the requests out are given back. Idempotent.
 func (p *puller) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -65,6 +65,8 @@ const (
 func (s *server) pull(ctx context.Context) error {
 	pl := newPuller(s)
 	defer pl.stop()
+	// Jobs that come once ctx ends go straight back, not after the lease.
+	defer context.AfterFunc(ctx, pl.stop)()
 	for {
 		l, err := pl.idleLane(ctx)
 		if err != nil || pl.takeTrouble() {
