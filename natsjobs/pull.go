@@ -52,23 +52,32 @@ func newPuller(s *server) *puller {
 }
 
 // idleLane returns a lane with no request out, waiting for one (or
-// making one, up to one per slot of the pool); nil once ctx ends. A
+// making one, up to one per slot of the pool); nil once ctx ends or p
+// stops. A
 // lane whose request outlived its expiry unanswered is retired.
 func (p *puller) idleLane(ctx context.Context) (*lane, error) {
 	for {
 		p.mu.Lock()
+		if p.stopped {
+			p.mu.Unlock()
+			return nil, nil
+		}
 		now, next := time.Now(), time.Time{}
+		var lost []*lane
 		for _, l := range p.lanes {
 			switch {
 			case !l.out:
 				p.mu.Unlock()
 				return l, nil
 			case !now.Before(l.expires):
-				p.retire(l)
-				p.trouble = true
+				lost = append(lost, l)
 			case next.IsZero() || l.expires.Before(next):
 				next = l.expires
 			}
+		}
+		for _, l := range lost {
+			p.retire(l)
+			p.trouble = true
 		}
 		if len(p.lanes) < max(1, p.s.p.Load().MaxWorkers) {
 			l, err := p.newLane()
