@@ -32,12 +32,6 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-type natsServer = embedded.Server
-
-func embeddedStart(dir string) (*embedded.Server, error) {
-	return embedded.Start(embedded.Options{StoreDir: dir})
-}
-
 // startJetStream starts a server with JetStream on a store directory of
 // the test's, and connects to it.
 func startJetStream(t *testing.T) (*embedded.Server, *nats.Conn) {

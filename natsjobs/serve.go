@@ -3,7 +3,6 @@ package natsjobs
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -37,9 +36,8 @@ func Serve(ctx context.Context, q *Queue, p *pool.Pool, o ServeOptions) error {
 	}
 	pulling, stop := context.WithCancel(ctx)
 	defer context.AfterFunc(q.life, stop)()
-	err = s.pull(pulling)
+	err = s.pull(pulling) // no job starts after it returns
 	stop()
-	s.fetches.Wait() // they end with pulling; jobs they bring after go back
 	s.drain(o.Drain)
 	return err
 }
@@ -56,11 +54,10 @@ type server struct {
 	running map[*attempt]struct{}
 	byID    map[ID]*attempt // the running jobs whose id is read, for Cancel
 	wg      sync.WaitGroup  // the running jobs
-	fetches sync.WaitGroup  // the fetches out
 	room    chan struct{}   // a token when one of mine frees its slot
 }
 
-// Pauses of the pull loop: fetchWait bounds one long poll; busyWait is
+// Pauses of the pull loop: fetchWait bounds one pull request; busyWait is
 // how often a full pool is looked at again when its slots are others';
 // troubleWait follows a failed fetch (the server restarting, say).
 const (
@@ -69,11 +66,18 @@ const (
 	troubleWait = 100 * time.Millisecond
 )
 
-// pull takes jobs while ctx lasts. Each fetch reserves the slots it asks
-// for and runs in a goroutine of its own, so that a slot freed while a
-// fetch waits for more jobs is asked for by the next one at once.
+// pull takes jobs while ctx lasts, asking for as many as p has free
+// slots (see puller).
 func (s *server) pull(ctx context.Context) error {
+	pl := newPuller(s)
+	defer pl.stop()
+	// Jobs that come once ctx ends go straight back, not after the lease.
+	defer context.AfterFunc(ctx, pl.stop)()
 	for {
+		l, err := pl.idleLane(ctx)
+		if err != nil || pl.takeTrouble() {
+			sleep(ctx, troubleWait) // the server is away: don't ask again at once
+		}
 		n, err := s.waitForRoom(ctx)
 		if err != nil {
 			return err
@@ -84,48 +88,17 @@ func (s *server) pull(ctx context.Context) error {
 			}
 			return nil
 		}
-		s.mu.Lock()
-		s.mine += n // reserved while the fetch is out
-		s.mu.Unlock()
-		fctx, cancel := context.WithTimeout(ctx, fetchWait)
-		batch, err := s.q.workers.Fetch(n, jetstream.FetchContext(fctx))
-		if err != nil {
-			cancel()
-			s.release(n)
+		if l == nil {
+			continue // no lane: try again
+		}
+		if err := pl.ask(l, n); err != nil {
 			sleep(ctx, troubleWait)
 			continue
 		}
 		if err := s.rights.firstFetch(ctx); err != nil {
-			cancel()
-			s.release(n)
 			return err
 		}
-		s.fetches.Add(1)
-		go func() {
-			defer s.fetches.Done()
-			defer cancel()
-			s.take(ctx, batch, n)
-		}()
 	}
-}
-
-// take starts the jobs of a fetch of n, and gives back the slots of
-// those that did not come.
-func (s *server) take(ctx context.Context, batch jetstream.MessageBatch, n int) {
-	got := 0
-	for m := range batch.Messages() {
-		if ctx.Err() != nil {
-			_ = m.Nak() // came as Serve stopped: straight back, not after the lease
-			continue
-		}
-		got++
-		s.start(m)
-	}
-	if err := batch.Error(); err != nil && ctx.Err() == nil &&
-		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, jetstream.ErrNoMessages) {
-		sleep(ctx, troubleWait) // the server is away: don't ask again at once
-	}
-	s.release(n - got)
 }
 
 // waitForRoom returns how many jobs p has room for now, waiting until it
