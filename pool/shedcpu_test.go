@@ -196,15 +196,24 @@ func TestShedCPUPanicReleases(t *testing.T) {
 	}
 }
 
-// The zero CPUOptions: GOMAXPROCS running, as many waiting.
+// The zero CPUOptions: one running a CPU, at most GOMAXPROCS, as many
+// waiting.
 func TestShedCPUDefaults(t *testing.T) {
 	t.Parallel()
 	s := newCPUSlots(CPUOptions{})
-	procs := runtime.GOMAXPROCS(0)
+	procs := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	assert.Equal(t, procs, cap(s.running))
 	assert.EqualValues(t, 2*procs, s.limit)
 	assert.Equal(t, "1", s.retry)
 	require.EqualValues(t, 3, newCPUSlots(CPUOptions{MaxRunning: 3, MaxQueue: NoQueue}).limit)
+}
+
+// With GOMAXPROCS above the CPUs, the default leaves the spare P to the
+// requests ShedCPU does not wrap. Not parallel: GOMAXPROCS is the
+// process's.
+func TestShedCPUDefaultLeavesSpareP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU() + 1))
+	assert.Equal(t, runtime.NumCPU(), cap(newCPUSlots(CPUOptions{}).running))
 }
 
 // What ShedCPU adds to a request that finds a slot free.
