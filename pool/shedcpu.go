@@ -64,20 +64,20 @@ type CPUOptions struct {
 // Requests it does not wrap still wait while every P runs a wrapped
 // handler: up to the runtime's 10 ms preemption slice, plus up to 10 ms
 // until the runtime polls the network when no P is idle (in the lab, /fast
-// p99 20 ms against 1.8 ms idle). Give them a P of their own: run the
+// p99 27 ms against 1.74 ms idle). Give them a P of their own: run the
 // process with GOMAXPROCS one above its CPUs (GOMAXPROCS=3 on 2 CPUs)
 // and leave MaxRunning at the CPUs (the default does): the spare P polls
 // the network and runs them at once, and the operating system shares the
 // CPUs among the threads at a finer grain than the runtime's slice (in the
-// lab, /fast p99 5.4 ms, with the same goodput). Or have the handlers
+// lab, /fast p99 6.8 ms, with the same goodput). Or have the handlers
 // yield (package budget). CPU work ShedCPU does not wrap (other handlers,
 // pools sized to the CPUs) still saturates the process: Shed's MaxLag and
 // Ready see that; Ready does not see ShedCPU's slots.
 //
 // A request pays two atomic adds and a send and receive on a buffered
 // channel: about 75 ns, 150 ns with every P at it (BenchmarkShedCPU,
-// BenchmarkShedCPUParallel), no allocation. The middleware is safe for concurrent use; the
-// handlers it wraps share one set of slots, however many it wraps.
+// BenchmarkShedCPUParallel), no allocation. The middleware is safe for
+// concurrent use; the handlers one ShedCPU wraps share one set of slots.
 func ShedCPU(opts CPUOptions) func(http.Handler) http.Handler {
 	s := newCPUSlots(opts)
 	return func(next http.Handler) http.Handler {
