@@ -11,7 +11,9 @@
 // input and output crossing as JSON. A Pool admits at most Workers running plus MaxQueue waiting
 // tasks; past that Submit and Run fail at once with ErrQueueFull, so a server
 // can answer 503 instead of piling work up (see Shed and WriteError);
-// Shed's MaxLag and Ready do the same when the whole process is saturated.
+// Shed's MaxLag and Ready do the same when the whole process is saturated,
+// and ShedCPU bounds handlers that do CPU-bound work themselves, in no
+// pool, to the CPUs the process has.
 // SetWorkers changes Workers while the pool runs, at once for admission:
 // an auto MaxQueue (Workers²) follows it, running tasks finish, and tasks
 // already queued beyond a lowered bound still run. RecycleWorkers puts a

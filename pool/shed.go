@@ -13,11 +13,13 @@ type ShedReason int
 const (
 	// ShedClosed: the pool is shutting down or closed.
 	ShedClosed ShedReason = iota + 1
-	// ShedQueueFull: every admission slot (Workers + MaxQueue) is taken.
+	// ShedQueueFull: every admission slot (Workers + MaxQueue, or
+	// ShedCPU's MaxRunning + MaxQueue) is taken.
 	ShedQueueFull
 	// ShedMaxWait: the predicted wait for a worker exceeds ShedOptions.MaxWait.
 	ShedMaxWait
-	// ShedDeadline: the predicted wait ends past the request's ctx deadline.
+	// ShedDeadline: the predicted wait ends past the request's ctx
+	// deadline; for ShedCPU, the request's ctx ended while it waited.
 	ShedDeadline
 	// ShedNoNode: a Remote pool has no live worker node to run the task.
 	ShedNoNode
@@ -92,6 +94,13 @@ type ShedOptions struct {
 	// values keep other requests' latency lower and shed more of the
 	// CPU-bound work, idling CPUs; the README's lab rows compare 20 and
 	// 50 ms.
+	//
+	// The lag shows a backlog only once it has built, and for the
+	// window's length after it has drained: a process shedding on lag
+	// lets too much CPU-bound work in at first, then sheds while its
+	// CPUs idle. For handlers that do their CPU work themselves, ShedCPU
+	// bounds them as they arrive and end; MaxLag is the guard for what
+	// nothing bounds (other handlers, GC, cgo).
 	//
 	// A background goroutine, one per process however many pools and
 	// Sheds use it, reads the runtime's histogram every 100 ms while a

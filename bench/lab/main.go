@@ -8,8 +8,9 @@
 // splits the time of Shed's 503s between client and server, and the last
 // lines hold the run against the reference page's bars. The saturated rows
 // run the jobs inline in the handlers at twice what the cores can do,
-// without Shed and with Shed's MaxLag, and ask a readiness probe
-// (/readyz, pool.Ready) ten times a second: a table of its own.
+// without Shed, with Shed's MaxLag and with pool.ShedCPU, and ask a
+// readiness probe (/readyz, pool.Ready) ten times a second: a table of
+// its own.
 //
 // The durable-job rows, among the reference rows, run the jobs as natsjobs
 // jobs (mode jobs): natsjobs.Accept in the server takes them, on a

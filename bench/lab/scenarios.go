@@ -138,6 +138,7 @@ func scenarios(overloadPool string) []scenario {
 			Server: serverConfig{MaxLag: maxLag, ReadyLag: ready},
 		})
 	}
+	all = append(all, saturatedCPU()...)
 	return all
 }
 

@@ -33,6 +33,7 @@ type serverConfig struct {
 
 	MaxLag   time.Duration // put pool.Shed with this MaxLag in front of /job?mode=inline
 	ReadyLag time.Duration // serve /readyz: pool.Ready with this MaxLag
+	CPU      bool          // put pool.ShedCPU (zero CPUOptions) in front of /job?mode=inline
 
 	JobWorkers int // durable-job worker processes behind /job?mode=jobs (jobs.go); 0 for none
 }
@@ -200,8 +201,14 @@ func inlineJob(cfg serverConfig, timer *shedTimer, guard *pool.Pool) http.Handle
 		}
 		fmt.Fprintln(w, out)
 	})
+	if cfg.CPU {
+		h = pool.ShedCPU(pool.CPUOptions{})(h)
+	}
 	if cfg.MaxLag > 0 {
-		h = timer.wrap(pool.Shed(guard, pool.ShedOptions{MaxLag: cfg.MaxLag})(h))
+		h = pool.Shed(guard, pool.ShedOptions{MaxLag: cfg.MaxLag})(h)
+	}
+	if cfg.CPU || cfg.MaxLag > 0 {
+		h = timer.wrap(h)
 	}
 	return h
 }
