@@ -69,8 +69,9 @@ type CPUOptions struct {
 // yield (package budget). CPU work ShedCPU does not wrap (other handlers,
 // pools sized to the CPUs) still saturates the process: Shed's MaxLag and
 // Ready see that. Ready sees the slots themselves only when given them:
-// make them with NewCPUSlots, wrap the handlers with their Shed, and list
-// them in ReadyOptions.CPU.
+// ShedCPU(opts) is NewCPUSlots(opts).Shed, so make the slots with
+// NewCPUSlots, wrap the handlers with their Shed, and list them in
+// ReadyOptions.CPU.
 //
 // A request pays two atomic adds and a send and receive on a buffered
 // channel: about 75 ns, 150 ns with every P at it (BenchmarkShedCPU,
