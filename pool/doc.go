@@ -13,7 +13,8 @@
 // can answer 503 instead of piling work up (see Shed and WriteError);
 // Shed's MaxLag and Ready do the same when the whole process is saturated,
 // and ShedCPU bounds handlers that do CPU-bound work themselves, in no
-// pool, to the CPUs the process has.
+// pool, to the CPUs the process has; Ready sees those slots when they are
+// made with NewCPUSlots and given to it.
 // SetWorkers changes Workers while the pool runs, at once for admission:
 // an auto MaxQueue (Workers²) follows it, running tasks finish, and tasks
 // already queued beyond a lowered bound still run. RecycleWorkers puts a

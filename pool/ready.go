@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -13,28 +14,39 @@ type ReadyOptions struct {
 	// MaxLag is the process's recent scheduling latency past which it is
 	// not ready, read as ShedOptions.MaxLag reads it and with the same
 	// hysteresis: not ready once past MaxLag, ready again at MaxLag/2.
-	// 0 means the lag is not checked.
+	// 0 means the lag is not checked. The lag is sampled while one of
+	// Ready's pools is open, so MaxLag needs a pool: Ready panics on a
+	// MaxLag with CPU slots alone (a pool that runs nothing will do).
 	MaxLag time.Duration
 	// MaxWait, as ShedOptions.MaxWait: a pool whose predicted wait for a
 	// new task exceeds it is not ready. 0 means no wait check.
 	MaxWait time.Duration
+	// CPU are slots of ShedCPU's middleware (made with NewCPUSlots) to
+	// watch: while any of them is full, the next request it wraps would
+	// be shed, and the process is not ready. Nil means none.
+	CPU []*CPUSlots
 }
 
 // Ready returns an http.Handler for a readiness probe: it answers 503
-// Service Unavailable while the process lags past opts.MaxLag or any of
+// Service Unavailable while the process lags past opts.MaxLag, any of
 // pools would shed a request (Shed's decision, with opts.MaxWait and no
-// deadline), and 200 OK otherwise, with a one-line text body that says
-// why ("ready", "not ready: process lags: ...", "not ready: pool 2 of 3
-// would shed (queue full)"; pools are numbered as given). An orchestrator
-// that sees it fail stops sending the process new work, without
-// restarting it, until it has caught up. Each probe reads the pools'
-// Load and the lag the process's sampler keeps (a few atomic loads): it
-// runs no task and waits for nothing. It counts nothing in Stats.Shed.
+// deadline), or any of opts.CPU is full (ShedCPU's middleware would shed
+// the next request), and 200 OK otherwise, with a one-line text body that
+// says why ("ready", "not ready: process lags: ...", "not ready: pool 2
+// of 3 would shed (queue full)", "not ready: CPU slots 1 of 1 full (2
+// running, 2 waiting)"; pools and slots are numbered as given). An
+// orchestrator that sees it fail stops sending the process new work,
+// without restarting it, until it has caught up. Each probe reads the
+// pools' Load, the slots' counts and the lag the process's sampler keeps
+// (a few atomic loads): it runs no task and waits for nothing. It counts
+// nothing in Stats.Shed, and takes no slot.
 //
 // Ready keeps the process's lag sampled while any of pools is open, as
-// Shed with a MaxLag does; Ready panics if pools is empty or holds a nil
-// Pool, mistakes found at start-up. The handler is safe for concurrent
-// use, and answers 503 once a pool is closed.
+// Shed with a MaxLag does. It needs no pool when given CPU slots, but
+// panics, on mistakes found at start-up, when it has nothing to check (no
+// pool and no CPU slots), when a pool or CPU slots are nil, and when
+// opts.MaxLag is set with no pool to bound the lag's sampling. The handler
+// is safe for concurrent use, and answers 503 once a pool is closed.
 //
 // Liveness is the other probe, and must not fail under load: a process
 // that is saturated is alive, and restarting it moves its load onto the
@@ -49,8 +61,11 @@ func Ready(opts ReadyOptions, pools ...*Pool) http.Handler {
 
 // readyOn is Ready with the lag read from lag.
 func readyOn(opts ReadyOptions, lag lagSource, pools ...*Pool) http.Handler {
-	if len(pools) == 0 {
-		panic("pool: Ready needs at least one pool")
+	if len(pools) == 0 && len(opts.CPU) == 0 {
+		panic("pool: Ready has nothing to check: give it a pool or CPU slots")
+	}
+	if len(pools) == 0 && opts.MaxLag > 0 {
+		panic("pool: Ready's MaxLag needs a pool: the lag is sampled only while one is open")
 	}
 	h := &readiness{}
 	for _, p := range pools {
@@ -59,6 +74,12 @@ func readyOn(opts ReadyOptions, lag lagSource, pools ...*Pool) http.Handler {
 		}
 		h.shedders = append(h.shedders, newShedder(p, ShedOptions{MaxWait: opts.MaxWait}))
 	}
+	for _, s := range opts.CPU {
+		if s == nil {
+			panic("pool: Ready of a nil *CPUSlots")
+		}
+	}
+	h.cpu = slices.Clone(opts.CPU) // the caller's slice is theirs to reuse
 	if opts.MaxLag > 0 {
 		h.lag = &lagGate{src: lag, max: opts.MaxLag}
 		for _, p := range pools {
@@ -72,6 +93,7 @@ func readyOn(opts ReadyOptions, lag lagSource, pools ...*Pool) http.Handler {
 type readiness struct {
 	shedders []*shedder // one a pool, for Shed's decision
 	lag      *lagGate   // nil without MaxLag
+	cpu      []*CPUSlots
 }
 
 func (h *readiness) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
@@ -94,6 +116,12 @@ func (h *readiness) notReady() string {
 	for i, s := range h.shedders {
 		if reason := s.decide(s.pool.Load(), 0, false); reason != 0 {
 			return fmt.Sprintf("pool %d of %d would shed (%v)", i+1, len(h.shedders), reason)
+		}
+	}
+	for i, s := range h.cpu {
+		if s.Full() {
+			running, waiting := s.occupancy()
+			return fmt.Sprintf("CPU slots %d of %d full (%d running, %d waiting)", i+1, len(h.cpu), running, waiting)
 		}
 	}
 	return ""

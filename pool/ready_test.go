@@ -89,6 +89,6 @@ func TestReadyOnPools(t *testing.T) {
 
 func TestReadyPanicsOnMistakes(t *testing.T) {
 	t.Parallel()
-	assert.PanicsWithValue(t, "pool: Ready needs at least one pool", func() { Ready(ReadyOptions{}) })
+	assert.PanicsWithValue(t, "pool: Ready has nothing to check: give it a pool or CPU slots", func() { Ready(ReadyOptions{}) })
 	assert.PanicsWithValue(t, "pool: Ready of a nil *Pool", func() { Ready(ReadyOptions{}, idlePool(t), nil) })
 }

@@ -1,11 +1,7 @@
 package pool
 
 import (
-	"context"
 	"net/http"
-	"runtime"
-	"strconv"
-	"sync/atomic"
 	"time"
 )
 
@@ -72,98 +68,15 @@ type CPUOptions struct {
 // lab, /fast p99 6.8 ms, with the same goodput). Or have the handlers
 // yield (package budget). CPU work ShedCPU does not wrap (other handlers,
 // pools sized to the CPUs) still saturates the process: Shed's MaxLag and
-// Ready see that; Ready does not see ShedCPU's slots.
+// Ready see that. Ready sees the slots themselves only when given them:
+// ShedCPU(opts) is NewCPUSlots(opts).Shed, so make the slots with
+// NewCPUSlots, wrap the handlers with their Shed, and list them in
+// ReadyOptions.CPU.
 //
 // A request pays two atomic adds and a send and receive on a buffered
 // channel: about 75 ns, 150 ns with every P at it (BenchmarkShedCPU,
 // BenchmarkShedCPUParallel), no allocation. The middleware is safe for
 // concurrent use; the handlers one ShedCPU wraps share one set of slots.
 func ShedCPU(opts CPUOptions) func(http.Handler) http.Handler {
-	s := newCPUSlots(opts)
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if reason := s.acquire(r.Context()); reason != 0 {
-				s.reject(w, r, reason)
-				return
-			}
-			defer s.release()
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// cpuSlots are ShedCPU's slots: running holds a token for each handler
-// that runs, admitted counts those and the ones waiting for a token.
-type cpuSlots struct {
-	running  chan struct{}
-	admitted atomic.Int64
-	limit    int64 // MaxRunning + MaxQueue
-	retry    string
-	onShed   func(*http.Request, ShedReason)
-}
-
-func newCPUSlots(opts CPUOptions) *cpuSlots {
-	running := opts.MaxRunning
-	if running <= 0 {
-		// Not GOMAXPROCS alone: a P above the CPUs is one for the
-		// requests ShedCPU does not wrap, not for another handler.
-		running = min(runtime.GOMAXPROCS(0), runtime.NumCPU())
-	}
-	queue := opts.MaxQueue
-	switch {
-	case queue == NoQueue || queue < 0:
-		queue = 0
-	case queue == 0:
-		queue = running
-	}
-	retry := opts.RetryAfter
-	if retry <= 0 {
-		retry = DefaultMinRetryAfter
-	}
-	return &cpuSlots{
-		running: make(chan struct{}, running),
-		limit:   int64(running + queue),
-		retry:   strconv.Itoa(int((retry + time.Second - 1) / time.Second)),
-		onShed:  opts.OnShed,
-	}
-}
-
-// acquire takes a running slot, waiting for one if the queue has room,
-// until ctx ends. 0 means the caller holds a slot and must release it.
-func (s *cpuSlots) acquire(ctx context.Context) ShedReason {
-	if s.admitted.Add(1) > s.limit {
-		s.admitted.Add(-1)
-		return ShedQueueFull
-	}
-	select {
-	case s.running <- struct{}{}: // a free slot: no wait, no ctx read
-		return 0
-	default:
-	}
-	// Blocked senders on a channel are served in arrival order: the
-	// queue is FIFO, and a newcomer never takes a freed slot before them.
-	select {
-	case s.running <- struct{}{}:
-		return 0
-	case <-ctx.Done():
-		s.admitted.Add(-1)
-		return ShedDeadline
-	}
-}
-
-func (s *cpuSlots) release() {
-	<-s.running
-	s.admitted.Add(-1)
-}
-
-func (s *cpuSlots) reject(w http.ResponseWriter, r *http.Request, reason ShedReason) {
-	if s.onShed != nil {
-		s.onShed(r, reason)
-	}
-	w.Header().Set("Retry-After", s.retry)
-	body := "pool: overloaded (" + reason.String() + ": every CPU slot is taken), retry later"
-	if reason == ShedDeadline {
-		body = "pool: overloaded (" + reason.String() + ": the request ended waiting for a CPU slot)"
-	}
-	http.Error(w, body, http.StatusServiceUnavailable)
+	return NewCPUSlots(opts).Shed
 }

@@ -17,6 +17,7 @@ import (
 // cpuFixture is ShedCPU in front of a handler that holds its slot until
 // the test lets it go: a CPU-bound handler, with the test as its clock.
 type cpuFixture struct {
+	slots   *CPUSlots
 	handler http.Handler
 
 	mu      sync.Mutex
@@ -32,7 +33,8 @@ func newCPUFixture(opts CPUOptions) *cpuFixture {
 		fx.reasons = append(fx.reasons, r)
 		fx.mu.Unlock()
 	}
-	fx.handler = ShedCPU(opts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fx.slots = NewCPUSlots(opts)
+	fx.handler = fx.slots.Shed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("name")
 		fx.mu.Lock()
 		fx.started = append(fx.started, name)
@@ -200,12 +202,12 @@ func TestShedCPUPanicReleases(t *testing.T) {
 // waiting.
 func TestShedCPUDefaults(t *testing.T) {
 	t.Parallel()
-	s := newCPUSlots(CPUOptions{})
+	s := NewCPUSlots(CPUOptions{})
 	procs := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	assert.Equal(t, procs, cap(s.running))
 	assert.EqualValues(t, 2*procs, s.limit)
 	assert.Equal(t, "1", s.retry)
-	require.EqualValues(t, 3, newCPUSlots(CPUOptions{MaxRunning: 3, MaxQueue: NoQueue}).limit)
+	require.EqualValues(t, 3, NewCPUSlots(CPUOptions{MaxRunning: 3, MaxQueue: NoQueue}).limit)
 }
 
 // With GOMAXPROCS above the CPUs, the default leaves the spare P to the
@@ -213,7 +215,7 @@ func TestShedCPUDefaults(t *testing.T) {
 // process's.
 func TestShedCPUDefaultLeavesSpareP(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU() + 1))
-	assert.Equal(t, runtime.NumCPU(), cap(newCPUSlots(CPUOptions{}).running))
+	assert.Equal(t, runtime.NumCPU(), cap(NewCPUSlots(CPUOptions{}).running))
 }
 
 // What ShedCPU adds to a request that finds a slot free.

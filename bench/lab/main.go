@@ -9,8 +9,8 @@
 // lines hold the run against the reference page's bars. The saturated rows
 // run the jobs inline in the handlers at twice what the cores can do,
 // without Shed, with Shed's MaxLag and with pool.ShedCPU, and ask a
-// readiness probe (/readyz, pool.Ready) ten times a second: a table of
-// its own.
+// readiness probe (/readyz, pool.Ready, which reads ShedCPU's slots where
+// they are in front) ten times a second: a table of its own.
 //
 // The durable-job rows, among the reference rows, run the jobs as natsjobs
 // jobs (mode jobs): natsjobs.Accept in the server takes them, on a

@@ -32,8 +32,8 @@ type serverConfig struct {
 	QueueDelay pool.QueueDelay // the pool's QueueDelay
 
 	MaxLag   time.Duration // put pool.Shed with this MaxLag in front of /job?mode=inline
-	ReadyLag time.Duration // serve /readyz: pool.Ready with this MaxLag
-	CPU      bool          // put pool.ShedCPU (zero CPUOptions) in front of /job?mode=inline
+	ReadyLag time.Duration // serve /readyz: pool.Ready with this MaxLag (and the CPU slots, with CPU)
+	CPU      bool          // put pool.CPUSlots (zero CPUOptions) in front of /job?mode=inline
 
 	JobWorkers int // durable-job worker processes behind /job?mode=jobs (jobs.go); 0 for none
 }
@@ -126,9 +126,13 @@ func serve(raw string) error {
 		}
 		defer guard.Close()
 	}
-	inline := inlineJob(cfg, timer, guard)
+	var cpu []*pool.CPUSlots // what ShedCPU would hold, named so that Ready reads it
+	if cfg.CPU {
+		cpu = append(cpu, pool.NewCPUSlots(pool.CPUOptions{}))
+	}
+	inline := inlineJob(cfg, timer, guard, cpu)
 	if cfg.ReadyLag > 0 {
-		mux.Handle("/readyz", pool.Ready(pool.ReadyOptions{MaxLag: cfg.ReadyLag}, guard))
+		mux.Handle("/readyz", pool.Ready(pool.ReadyOptions{MaxLag: cfg.ReadyLag, CPU: cpu}, guard))
 	}
 	jobs, stopJobs := jobsHandler(cfg)
 	defer stopJobs()
@@ -190,8 +194,9 @@ func serve(raw string) error {
 }
 
 // inlineJob is /job?mode=inline: the job on the handler's goroutine, to
-// its end whatever the client does, behind Shed on lag if cfg says so.
-func inlineJob(cfg serverConfig, timer *shedTimer, guard *pool.Pool) http.Handler {
+// its end whatever the client does, behind Shed on lag if cfg says so,
+// and behind cpu's slots (ShedCPU's middleware) if any.
+func inlineJob(cfg serverConfig, timer *shedTimer, guard *pool.Pool, cpu []*pool.CPUSlots) http.Handler {
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		markReached(r)
 		out, err := spinItems(context.Background(), cfg.Items)
@@ -201,13 +206,13 @@ func inlineJob(cfg serverConfig, timer *shedTimer, guard *pool.Pool) http.Handle
 		}
 		fmt.Fprintln(w, out)
 	})
-	if cfg.CPU {
-		h = pool.ShedCPU(pool.CPUOptions{})(h)
+	for _, slots := range cpu {
+		h = slots.Shed(h)
 	}
 	if cfg.MaxLag > 0 {
 		h = pool.Shed(guard, pool.ShedOptions{MaxLag: cfg.MaxLag})(h)
 	}
-	if cfg.CPU || cfg.MaxLag > 0 {
+	if len(cpu) > 0 || cfg.MaxLag > 0 {
 		h = timer.wrap(h)
 	}
 	return h

@@ -84,7 +84,7 @@ func printProbes(w io.Writer, rows []row) {
 		}
 		if !header {
 			header = true
-			fmt.Fprintf(w, "\n== the readiness probe (pool.Ready, MaxLag as the row's Shed, %v without), asked %d times a second; late = no answer within %v\n", readyLag, probeRate, probeTimeout)
+			fmt.Fprintf(w, "\n== the readiness probe (pool.Ready, MaxLag as the row's Shed, %v without; with ShedCPU, its slots too), asked %d times a second; late = no answer within %v\n", readyLag, probeRate, probeTimeout)
 			printHeader(w, nameWidth, probeColumns)
 		}
 		fmt.Fprintf(w, "%-*s", nameWidth, shortGroup(r.Group)+" "+displayName(r))
