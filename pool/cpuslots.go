@@ -19,8 +19,11 @@ type CPUSlots struct {
 	running  chan struct{} // a token for each handler that runs
 	admitted atomic.Int64  // handlers running, and requests waiting to
 	limit    int64         // MaxRunning + MaxQueue
-	retry    string
-	onShed   func(*http.Request, ShedReason)
+	// overloaded: every place was taken, and since then no moment has
+	// found nobody waiting (see Overloaded).
+	overloaded atomic.Bool
+	retry      string
+	onShed     func(*http.Request, ShedReason)
 }
 
 // NewCPUSlots returns empty slots configured by opts, defaults applied as
@@ -75,6 +78,17 @@ func (s *CPUSlots) Full() bool {
 	return s.admitted.Load() >= s.limit
 }
 
+// Overloaded reports whether the slots have been full since a moment
+// when nobody waited: it turns true when the last place is taken (the
+// next request would be shed) and false only once a handler's end or a
+// waiting request's leaving finds no request waiting. So a probe that
+// reads it does not flap with each handler's end while a queue lasts,
+// as one reading Full would at a steady overload. With NoQueue it is
+// Full. Ready reads it. One atomic load; it does not block.
+func (s *CPUSlots) Overloaded() bool {
+	return s.overloaded.Load()
+}
+
 // occupancy is how many handlers run and how many requests wait, as read
 // now; a request between its admission and its slot counts as waiting.
 func (s *CPUSlots) occupancy() (running, waiting int) {
@@ -86,9 +100,12 @@ func (s *CPUSlots) occupancy() (running, waiting int) {
 // acquire takes a running slot, waiting for one if the queue has room,
 // until ctx ends. 0 means the caller holds a slot and must release it.
 func (s *CPUSlots) acquire(ctx context.Context) ShedReason {
-	if s.admitted.Add(1) > s.limit {
-		s.admitted.Add(-1)
-		return ShedQueueFull
+	if n := s.admitted.Add(1); n >= s.limit {
+		s.overloaded.Store(true)
+		if n > s.limit {
+			s.leave()
+			return ShedQueueFull
+		}
 	}
 	select {
 	case s.running <- struct{}{}: // a free slot: no wait, no ctx read
@@ -101,14 +118,22 @@ func (s *CPUSlots) acquire(ctx context.Context) ShedReason {
 	case s.running <- struct{}{}:
 		return 0
 	case <-ctx.Done():
-		s.admitted.Add(-1)
+		s.leave()
 		return ShedDeadline
 	}
 }
 
 func (s *CPUSlots) release() {
 	<-s.running
-	s.admitted.Add(-1)
+	s.leave()
+}
+
+// leave counts out a request that ran, gave up waiting or was shed, and
+// ends an overload once nobody waits.
+func (s *CPUSlots) leave() {
+	if s.admitted.Add(-1) <= int64(cap(s.running)) && s.overloaded.Load() {
+		s.overloaded.Store(false)
+	}
 }
 
 func (s *CPUSlots) reject(w http.ResponseWriter, r *http.Request, reason ShedReason) {

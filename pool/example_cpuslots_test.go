@@ -47,6 +47,6 @@ func ExampleCPUSlots() {
 	probe()
 	// Output:
 	// 200 ready
-	// 503 not ready: CPU slots 1 of 1 full (1 running, 1 waiting)
+	// 503 not ready: CPU slots 1 of 1 overloaded (1 running, 1 waiting)
 	// 200 ready
 }

@@ -22,19 +22,21 @@ type ReadyOptions struct {
 	// new task exceeds it is not ready. 0 means no wait check.
 	MaxWait time.Duration
 	// CPU are slots of ShedCPU's middleware (made with NewCPUSlots) to
-	// watch: while any of them is full, the next request it wraps would
-	// be shed, and the process is not ready. Nil means none.
+	// watch: while any of them is overloaded (CPUSlots.Overloaded: from
+	// the moment its every place is taken until nobody waits for one),
+	// the process is not ready. Nil means none.
 	CPU []*CPUSlots
 }
 
 // Ready returns an http.Handler for a readiness probe: it answers 503
 // Service Unavailable while the process lags past opts.MaxLag, any of
 // pools would shed a request (Shed's decision, with opts.MaxWait and no
-// deadline), or any of opts.CPU is full (ShedCPU's middleware would shed
-// the next request), and 200 OK otherwise, with a one-line text body that
-// says why ("ready", "not ready: process lags: ...", "not ready: pool 2
-// of 3 would shed (queue full)", "not ready: CPU slots 1 of 1 full (2
-// running, 2 waiting)"; pools and slots are numbered as given). An
+// deadline), or any of opts.CPU is overloaded (its every place was taken
+// and requests still wait), and 200 OK otherwise, with a one-line text
+// body that says why ("ready", "not ready: process lags: ...", "not
+// ready: pool 2 of 3 would shed (queue full)", "not ready: CPU slots 1 of
+// 1 overloaded (2 running, 2 waiting)"; pools and slots are numbered as
+// given). An
 // orchestrator that sees it fail stops sending the process new work,
 // without restarting it, until it has caught up. Each probe reads the
 // pools' Load, the slots' counts and the lag the process's sampler keeps
@@ -119,9 +121,9 @@ func (h *readiness) notReady() string {
 		}
 	}
 	for i, s := range h.cpu {
-		if s.Full() {
+		if s.Overloaded() {
 			running, waiting := s.occupancy()
-			return fmt.Sprintf("CPU slots %d of %d full (%d running, %d waiting)", i+1, len(h.cpu), running, waiting)
+			return fmt.Sprintf("CPU slots %d of %d overloaded (%d running, %d waiting)", i+1, len(h.cpu), running, waiting)
 		}
 	}
 	return ""

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -20,15 +21,19 @@ func assertProbe(t *testing.T, h http.Handler, code int, body string, msgAndArgs
 	assert.Equal(t, body, gotBody, msgAndArgs...)
 }
 
-// Ready, given CPU slots and no pool, says not ready exactly while every
-// running and waiting place is taken, and ready again once one frees,
-// whether a handler ends or a waiting request gives up.
-func TestReadyOnCPUSlotsFull(t *testing.T) {
+// Ready, given CPU slots and no pool, says not ready from the moment
+// every running and waiting place is taken until nobody waits: a
+// handler's end that leaves a request waiting keeps it not ready (no
+// flapping while a queue lasts); the end or the giving up that leaves
+// nobody waiting makes it ready again.
+func TestReadyOnCPUSlotsOverloaded(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		fx := newCPUFixture(CPUOptions{MaxRunning: 2, MaxQueue: 2})
 		h := Ready(ReadyOptions{CPU: []*CPUSlots{fx.slots}})
-		const full = "not ready: CPU slots 1 of 1 full (2 running, 2 waiting)\n"
+		busy := func(running, waiting int) string {
+			return fmt.Sprintf("not ready: CPU slots 1 of 1 overloaded (%d running, %d waiting)\n", running, waiting)
+		}
 
 		ctx := t.Context()
 		assertProbe(t, h, http.StatusOK, "ready\n", "empty slots")
@@ -37,31 +42,42 @@ func TestReadyOnCPUSlotsFull(t *testing.T) {
 		c := fx.serve(ctx, "c")
 		assertProbe(t, h, http.StatusOK, "ready\n", "a waiting place is free")
 		assert.False(t, fx.slots.Full())
+		assert.False(t, fx.slots.Overloaded())
 
 		waitCtx, giveUp := context.WithCancel(ctx)
 		d := fx.serve(waitCtx, "d")
 		assert.True(t, fx.slots.Full())
-		assertProbe(t, h, http.StatusServiceUnavailable, full, "every place taken")
+		assertProbe(t, h, http.StatusServiceUnavailable, busy(2, 2), "every place taken")
 		assertCPUShed(t, <-fx.serve(ctx, "e"), "1")
-		assertProbe(t, h, http.StatusServiceUnavailable, full, "a shed request leaves the count alone")
+		assertProbe(t, h, http.StatusServiceUnavailable, busy(2, 2), "a shed request leaves the count alone")
 		assert.Equal(t, []string{"a", "b"}, fx.startedNow(), "a probe takes no slot")
 
 		fx.finish("a")
 		assert.Equal(t, http.StatusOK, (<-a).Code)
 		synctest.Wait()
 		assert.Equal(t, []string{"a", "b", "c"}, fx.startedNow())
-		assertProbe(t, h, http.StatusOK, "ready\n", "a's end freed a place")
+		assert.False(t, fx.slots.Full())
+		assertProbe(t, h, http.StatusServiceUnavailable, busy(2, 1), "a's end left d waiting")
 
-		f := fx.serve(ctx, "f")
-		assertProbe(t, h, http.StatusServiceUnavailable, full, "f took it")
 		giveUp()
 		assertCPUShed(t, <-d, "1")
-		assertProbe(t, h, http.StatusOK, "ready\n", "d gave up its place")
+		assertProbe(t, h, http.StatusOK, "ready\n", "d gave up: nobody waits")
 
-		for _, name := range []string{"b", "c", "f"} {
+		f, g := fx.serve(ctx, "f"), fx.serve(ctx, "g")
+		assertProbe(t, h, http.StatusServiceUnavailable, busy(2, 2), "f and g took the waiting places")
+		fx.finish("b")
+		assert.Equal(t, http.StatusOK, (<-b).Code)
+		synctest.Wait()
+		assertProbe(t, h, http.StatusServiceUnavailable, busy(2, 1), "b's end left g waiting")
+		fx.finish("c")
+		assert.Equal(t, http.StatusOK, (<-c).Code)
+		synctest.Wait()
+		assertProbe(t, h, http.StatusOK, "ready\n", "c's end: f and g run, nobody waits")
+
+		for _, name := range []string{"f", "g"} {
 			fx.finish(name)
 		}
-		for _, done := range []<-chan *httptest.ResponseRecorder{b, c, f} {
+		for _, done := range []<-chan *httptest.ResponseRecorder{f, g} {
 			assert.Equal(t, http.StatusOK, (<-done).Code)
 		}
 		synctest.Wait()
@@ -69,8 +85,8 @@ func TestReadyOnCPUSlotsFull(t *testing.T) {
 	})
 }
 
-// With NoQueue the slots are full once every running slot is taken; of
-// several, the first full one is named.
+// With NoQueue the slots are overloaded exactly while every running slot
+// is taken; of several, the first overloaded is named.
 func TestReadyOnSeveralCPUSlots(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -79,7 +95,7 @@ func TestReadyOnSeveralCPUSlots(t *testing.T) {
 		h := Ready(ReadyOptions{CPU: []*CPUSlots{idle, fx.slots}})
 		assertProbe(t, h, http.StatusOK, "ready\n")
 		a := fx.serve(t.Context(), "a")
-		assertProbe(t, h, http.StatusServiceUnavailable, "not ready: CPU slots 2 of 2 full (1 running, 0 waiting)\n")
+		assertProbe(t, h, http.StatusServiceUnavailable, "not ready: CPU slots 2 of 2 overloaded (1 running, 0 waiting)\n")
 		fx.finish("a")
 		<-a
 		assertProbe(t, h, http.StatusOK, "ready\n")
@@ -98,7 +114,7 @@ func TestReadyOnPoolsAndCPUSlots(t *testing.T) {
 
 	require.Zero(t, slots.acquire(t.Context()), "a handler runs")
 	defer slots.release()
-	assertProbe(t, h, http.StatusServiceUnavailable, "not ready: CPU slots 1 of 1 full (1 running, 0 waiting)\n")
+	assertProbe(t, h, http.StatusServiceUnavailable, "not ready: CPU slots 1 of 1 overloaded (1 running, 0 waiting)\n")
 	lag.set(time.Second)
 	code, body := probe(h)
 	assert.Equal(t, http.StatusServiceUnavailable, code)
