@@ -18,6 +18,7 @@ type submitOne func(context.Context, *pool.Pool, pool.Task[int, int], int) (*poo
 // (perCore: GOMAXPROCS); direct is what task does, for the peers that
 // take a plain func.
 func runBatch(b *testing.B, workerCount, size int, input func(int) int, task pool.Task[int, int], direct func(int) int) {
+	do := func(i int) { sink.Add(int64(direct(input(i)))) }
 	b.Run("peer=offload", func(b *testing.B) {
 		offloadBatch(b, workerCount, size, pool.Options{MaxQueue: pool.Unbounded}, pool.Submit[int, int], task, input)
 	})
@@ -28,14 +29,14 @@ func runBatch(b *testing.B, workerCount, size int, input func(int) int, task poo
 		n := poolSize(workerCount)
 		p := newPond(n)
 		defer p.StopAndWait()
-		waitGroupBatches(b, n, size, p.Go, func(i int) { sink.Add(int64(direct(input(i)))) })
+		waitGroupBatches(b, n, size, p.Go, do)
 	})
 	b.Run("peer=pond-submit-waitgroup", func(b *testing.B) {
 		n := poolSize(workerCount)
 		p := newPond(n)
 		defer p.StopAndWait()
 		submit := func(f func()) error { p.Submit(f); return nil }
-		waitGroupBatches(b, n, size, submit, func(i int) { sink.Add(int64(direct(input(i)))) })
+		waitGroupBatches(b, n, size, submit, do)
 	})
 	b.Run("peer=pond-result-futures", func(b *testing.B) {
 		n := poolSize(workerCount)
@@ -57,7 +58,7 @@ func runBatch(b *testing.B, workerCount, size int, input func(int) int, task poo
 		n := poolSize(workerCount)
 		p := newAnts(n)
 		defer p.Release()
-		waitGroupBatches(b, n, size, p.Submit, func(i int) { sink.Add(int64(direct(input(i)))) })
+		waitGroupBatches(b, n, size, p.Submit, do)
 	})
 	b.Run("peer=floor", func(b *testing.B) {
 		n := poolSize(workerCount)
