@@ -26,17 +26,16 @@ func runBatch(b *testing.B, workerCount, size int, input func(int) int, task poo
 		offloadBatch(b, workerCount, size, pool.Options{}, pool.SubmitBlocking[int, int], task, input)
 	})
 	b.Run("peer=pond-go-waitgroup", func(b *testing.B) {
-		n := poolSize(workerCount)
-		p := newPond(n)
-		defer p.StopAndWait()
-		waitGroupBatches(b, n, size, p.Go, do)
+		waitGroupBatches(b, workerCount, size, do, func(n int) (submitFunc, func()) {
+			p := newPond(n)
+			return p.Go, p.StopAndWait
+		})
 	})
 	b.Run("peer=pond-submit-waitgroup", func(b *testing.B) {
-		n := poolSize(workerCount)
-		p := newPond(n)
-		defer p.StopAndWait()
-		submit := func(f func()) error { p.Submit(f); return nil }
-		waitGroupBatches(b, n, size, submit, do)
+		waitGroupBatches(b, workerCount, size, do, func(n int) (submitFunc, func()) {
+			p := newPond(n)
+			return func(f func()) error { p.Submit(f); return nil }, p.StopAndWait
+		})
 	})
 	b.Run("peer=pond-result-futures", func(b *testing.B) {
 		n := poolSize(workerCount)
@@ -55,10 +54,10 @@ func runBatch(b *testing.B, workerCount, size int, input func(int) int, task poo
 		})
 	})
 	b.Run("peer=ants-waitgroup", func(b *testing.B) {
-		n := poolSize(workerCount)
-		p := newAnts(n)
-		defer p.Release()
-		waitGroupBatches(b, n, size, p.Submit, do)
+		waitGroupBatches(b, workerCount, size, do, func(n int) (submitFunc, func()) {
+			p := newAnts(n)
+			return p.Submit, p.Release
+		})
 	})
 	b.Run("peer=floor", func(b *testing.B) {
 		n := poolSize(workerCount)
@@ -101,9 +100,17 @@ func offloadBatch(b *testing.B, workerCount, size int, o pool.Options, submit su
 	})
 }
 
+// submitFunc hands a plain func to a peer's pool.
+type submitFunc func(func()) error
+
 // waitGroupBatches is runBatch's shape for the peers that take a plain
-// func: size calls of do(i) handed to submit, then a WaitGroup awaits them.
-func waitGroupBatches(b *testing.B, n, size int, submit func(func()) error, do func(int)) {
+// func: start makes the pool of workerCount workers (perCore: GOMAXPROCS)
+// and returns its submit and stop; each op hands it size calls of do(i),
+// then a WaitGroup awaits them.
+func waitGroupBatches(b *testing.B, workerCount, size int, do func(int), start func(n int) (submitFunc, func())) {
+	n := poolSize(workerCount)
+	submit, stop := start(n)
+	defer stop()
 	timedBatches(b, n, size, func() {
 		var wg sync.WaitGroup
 		wg.Add(size)
