@@ -23,11 +23,7 @@ import (
 func BenchmarkJobsEnqueue(b *testing.B) {
 	ctx := context.Background()
 	b.Run("way=natsjobs", func(b *testing.B) {
-		q, err := natsjobs.Open(ctx, jobsServer(b), natsjobs.Options{Name: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer q.Close()
+		q := jobsQueue(b)
 		b.ReportAllocs()
 		defer cpuFrom(b).report(b)
 		for b.Loop() {

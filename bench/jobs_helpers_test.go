@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
@@ -45,6 +46,18 @@ func jobsServer(b *testing.B) *nats.Conn {
 	}
 	b.Cleanup(nc.Close)
 	return nc
+}
+
+// jobsQueue opens the queue "bench" on a server of its own; both end with
+// the benchmark.
+func jobsQueue(b *testing.B) *natsjobs.Queue {
+	b.Helper()
+	q, err := natsjobs.Open(context.Background(), jobsServer(b), natsjobs.Options{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = q.Close() })
+	return q
 }
 
 // bareWorkStream is a stream like a queue's work stream: subjects

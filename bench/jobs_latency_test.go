@@ -29,11 +29,7 @@ const jobsRate = 2 * time.Millisecond
 func BenchmarkJobsEnqueueToDone(b *testing.B) {
 	ctx := context.Background()
 	b.Run("way=natsjobs", func(b *testing.B) {
-		q, err := natsjobs.Open(ctx, jobsServer(b), natsjobs.Options{Name: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer q.Close()
+		q := jobsQueue(b)
 		p := newIsolated(b, pool.InProcess, pool.Options{Workers: 2})
 		serveCtx, stop := context.WithCancel(ctx)
 		served := make(chan error, 1)

@@ -71,19 +71,13 @@ func benchScaleBatch(b *testing.B) {
 	b.Run("peer=offload", func(b *testing.B) {
 		n := poolSize(perCore)
 		p := newOffload(b, pool.Options{Workers: n, MinWorkers: n, MaxQueue: pool.Unbounded})
-		timed(b, n)
-		for range b.N {
+		timedBatches(b, n, scaleBatch, func() {
 			futures, err := pool.SubmitAll(ctx, p, cpuTask, ins)
 			if err != nil {
 				b.Fatal(err)
 			}
-			for _, f := range futures {
-				if _, err := f.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		reportPerTask(b, scaleBatch)
+			awaitAll(b, futures)
+		})
 	})
 	b.Run("peer=pond-group", func(b *testing.B) {
 		n := poolSize(perCore)
@@ -93,13 +87,11 @@ func benchScaleBatch(b *testing.B) {
 		for i := range tasks {
 			tasks[i] = func() int { return burn(ins[i]) }
 		}
-		timed(b, n)
-		for range b.N {
+		timedBatches(b, n, scaleBatch, func() {
 			if _, err := p.NewGroup().Submit(tasks...).Wait(); err != nil {
 				b.Fatal(err)
 			}
-		}
-		reportPerTask(b, scaleBatch)
+		})
 	})
 	b.Run("peer=ceiling", func(b *testing.B) { runCeiling(b, perCore, scaleBatch, func() int { return burn(iters) }) })
 }

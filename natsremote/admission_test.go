@@ -110,26 +110,18 @@ func TestFullNodeSendsElsewhereThenWaits(t *testing.T) {
 func TestQueueFullPublishesNothing(t *testing.T) {
 	t.Parallel()
 	k := keysFor("queue-full")
-	s := startServer(t, embedded.Options{})
-	w := wiretap(t, connect(t, s))
-	serve(t, s, natsremote.ServeOptions{Pool: "queue-full", Local: pool.Options{Workers: 1}})
-	nc := connect(t, s)
-	p := remotePool(t, nc, "queue-full", pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
-	waitNodes(t, p, 1)
+	w, nc, p := tappedPool(t, "queue-full", 1, pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 	ctx := testCtx(t)
 	f, err := pool.Submit(ctx, p, hold, k("held"))
 	require.NoError(t, err)
 	holdStarted(t, k("held"))
 
-	from := w.mark(t, nc)
-	for range 10 {
-		_, err = pool.Submit(ctx, p, hold, k("rejected"))
-		require.ErrorIs(t, err, pool.ErrQueueFull)
-	}
-	to := w.mark(t, nc)
-	for _, kind := range w.kinds(from+1, to, "") {
-		assert.Contains(t, []string{"ping", "pong", "advert"}, kind, "only the heartbeat's messages")
-	}
+	w.onlyHeartbeats(t, nc, func() {
+		for range 10 {
+			_, err = pool.Submit(ctx, p, hold, k("rejected"))
+			require.ErrorIs(t, err, pool.ErrQueueFull)
+		}
+	})
 	assert.EqualValues(t, 10, p.Stats().Rejected)
 	assert.Zero(t, gateFor(k("rejected")).runs.Load())
 

@@ -4,6 +4,7 @@ package natsremote_test
 // reset, and read its state from /proc: Linux only.
 
 import (
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,28 @@ import (
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
+
+// tappedNode is a server with a tap on its wire, one node process named
+// name with slots slots, and a Remote pool of as many workers that the
+// node has joined.
+func tappedNode(t *testing.T, name string, slots int) (*tap, *nodeProcess, *pool.Pool) {
+	t.Helper()
+	s := startServer(t, embedded.Options{Listen: true})
+	w := wiretap(t, connect(t, s))
+	a := startNode(t, s.ClientURL(), name, strconv.Itoa(slots))
+	p := remotePool(t, connect(t, s), name, pool.Options{Workers: slots})
+	waitNodes(t, p, 1)
+	return w, a, p
+}
+
+// resumeNode resumes a stopped node process (SIGCONT) and returns how
+// many messages the tap had seen before, for counting what came after.
+func resumeNode(t *testing.T, w *tap, n *nodeProcess) int {
+	t.Helper()
+	seen := len(w.kinds(0, -1, ""))
+	require.NoError(t, n.Cmd.Process.Signal(syscall.SIGCONT))
+	return seen
+}
 
 // waitStopped waits until the node process is stopped (SIGSTOP), as
 // /proc says.
@@ -33,11 +56,7 @@ func waitStopped(t *testing.T, n *nodeProcess) {
 // resolved. The node then serves again.
 func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, embedded.Options{Listen: true})
-	w := wiretap(t, connect(t, s))
-	a := startNode(t, s.ClientURL(), "stopped", "1")
-	p := remotePool(t, connect(t, s), "stopped", pool.Options{Workers: 1})
-	waitNodes(t, p, 1)
+	w, a, p := tappedNode(t, "stopped", 1)
 
 	// The task outlasts a heartbeat or two, so that a pong says it runs.
 	run := 3 * testHeartbeat
@@ -52,8 +71,7 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 	t.Logf("the stopped node's task failed %v after SIGSTOP (heartbeat %v)", time.Since(stopped), testHeartbeat)
 	time.Sleep(run) // the task's time is up while the node sleeps
 
-	resumed := len(w.kinds(0, -1, ""))
-	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGCONT))
+	resumed := resumeNode(t, w, a)
 	require.Eventually(t, func() bool {
 		return w.count(resumed, "result", "_INBOX.")+w.count(resumed, "ended", "_INBOX.") == 1
 	}, 10*time.Second, time.Millisecond, "the node answers late")
@@ -73,11 +91,7 @@ func TestStoppedNodeProcessAnswersLate(t *testing.T) {
 // node, and the node answers "late" after that instead.
 func TestLostCallsNeverStartLate(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, embedded.Options{Listen: true})
-	w := wiretap(t, connect(t, s))
-	a := startNode(t, s.ClientURL(), "late-start", "3")
-	p := remotePool(t, connect(t, s), "late-start", pool.Options{Workers: 3})
-	waitNodes(t, p, 1)
+	w, a, p := tappedNode(t, "late-start", 3)
 
 	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGSTOP))
 	waitStopped(t, a) // the signal is asynchronous: the node might read a call first
@@ -91,8 +105,7 @@ func TestLostCallsNeverStartLate(t *testing.T) {
 		_, err := f.Wait()
 		require.ErrorIs(t, err, pool.ErrNodeLost, "sent to the stopped node, which never answered")
 	}
-	resumed := len(w.kinds(0, -1, ""))
-	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGCONT))
+	resumed := resumeNode(t, w, a)
 	require.Eventually(t, func() bool { return w.count(resumed, "late", "_INBOX.") == 2 }, 10*time.Second, time.Millisecond,
 		"the resumed node turns both calls away as late")
 	waitNodes(t, p, 1)

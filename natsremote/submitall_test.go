@@ -6,8 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offloadgo/offload/natsremote"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -17,12 +15,7 @@ import (
 func TestSubmitAllRemote(t *testing.T) {
 	t.Parallel()
 	k := keysFor("submit-all")
-	s := startServer(t, embedded.Options{})
-	w := wiretap(t, connect(t, s))
-	serve(t, s, natsremote.ServeOptions{Pool: "submit-all", Local: pool.Options{Workers: 2}})
-	nc := connect(t, s)
-	p := remotePool(t, nc, "submit-all", pool.Options{Workers: 2, MaxQueue: 2}) // room for 4
-	waitNodes(t, p, 1)
+	w, nc, p := tappedPool(t, "submit-all", 2, pool.Options{Workers: 2, MaxQueue: 2}) // room for 4
 	ctx := testCtx(t)
 
 	ins := make([][2]int, 4)
@@ -40,14 +33,11 @@ func TestSubmitAllRemote(t *testing.T) {
 	held, err := pool.Submit(ctx, p, hold, k("held"))
 	require.NoError(t, err)
 	holdStarted(t, k("held"))
-	from := w.mark(t, nc)
-	_, err = pool.SubmitAll(ctx, p, hold, []string{k("r1"), k("r2"), k("r3"), k("r4")})
-	require.ErrorIs(t, err, pool.ErrQueueFull)
-	assert.Contains(t, err.Error(), "room for 3")
-	to := w.mark(t, nc)
-	for _, kind := range w.kinds(from+1, to, "") {
-		assert.Contains(t, []string{"ping", "pong", "advert"}, kind, "only the heartbeat's messages")
-	}
+	w.onlyHeartbeats(t, nc, func() {
+		_, err = pool.SubmitAll(ctx, p, hold, []string{k("r1"), k("r2"), k("r3"), k("r4")})
+		require.ErrorIs(t, err, pool.ErrQueueFull)
+		assert.Contains(t, err.Error(), "room for 3")
+	})
 	for _, key := range []string{"r1", "r2", "r3", "r4"} {
 		assert.Zero(t, gateFor(k(key)).runs.Load(), "a task of the refused batch ran")
 	}

@@ -7,9 +7,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsremote"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
 )
 
 // tap watches every subject of a server: what the pools and nodes say to
@@ -87,4 +90,31 @@ func (w *tap) count(from int, kind, prefix string) int {
 		}
 	}
 	return n
+}
+
+// onlyHeartbeats runs refuse, which must publish nothing, and checks that
+// nothing but the heartbeat's messages crossed the server meanwhile (nc,
+// the refusing pool's connection, marks the start and the end).
+func (w *tap) onlyHeartbeats(t *testing.T, nc *nats.Conn, refuse func()) {
+	t.Helper()
+	from := w.mark(t, nc)
+	refuse()
+	to := w.mark(t, nc)
+	for _, kind := range w.kinds(from+1, to, "") {
+		assert.Contains(t, []string{"ping", "pong", "advert"}, kind, "only the heartbeat's messages")
+	}
+}
+
+// tappedPool starts a server with a tap on its wire and a node of workers
+// serving pool name, and returns the tap, the pool's own connection and a
+// Remote pool of o that sees the node.
+func tappedPool(t *testing.T, name string, workers int, o pool.Options) (*tap, *nats.Conn, *pool.Pool) {
+	t.Helper()
+	s := startServer(t, embedded.Options{})
+	w := wiretap(t, connect(t, s))
+	serve(t, s, natsremote.ServeOptions{Pool: name, Local: pool.Options{Workers: workers}})
+	nc := connect(t, s)
+	p := remotePool(t, nc, name, o)
+	waitNodes(t, p, 1)
+	return w, nc, p
 }

@@ -59,12 +59,8 @@ func TestProgramMemoryLimit(t *testing.T) {
 // TestProgramStartFailures: a program that can't serve fails the call
 // with ErrWorkerStartFailed, naming the command and why.
 func TestProgramStartFailures(t *testing.T) {
-	python := testkit.Programs[0].Command(t, testkit.Programs[0].Worker)[0]
-	script := func(name string) []string {
-		path, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", name))
-		require.NoError(t, err)
-		return []string{python, path}
-	}
+	python := testkit.Programs[0]
+	script := func(name string) []string { return python.Command(t, name) }
 	for _, tc := range []struct {
 		name    string
 		command []string
@@ -77,8 +73,7 @@ func TestProgramStartFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,
-				Subprocess: pool.SubprocessOptions{Command: tc.command, StartTimeout: 2 * time.Second}})
+			p := scriptPool(t, pool.SubprocessOptions{Command: tc.command, StartTimeout: 2 * time.Second})
 			_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
 			require.ErrorIs(t, err, pool.ErrWorkerStartFailed)
 			for _, w := range tc.want {
@@ -92,11 +87,7 @@ func TestProgramStartFailures(t *testing.T) {
 // TestProgramMalformedAnswer: a program that breaks the protocol is killed
 // and replaced; the call fails, and nothing else does.
 func TestProgramMalformedAnswer(t *testing.T) {
-	python := testkit.Programs[0].Command(t, testkit.Programs[0].Worker)[0]
-	garbage, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", "garbage.py"))
-	require.NoError(t, err)
-	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,
-		Subprocess: pool.SubprocessOptions{Command: []string{python, garbage}}})
+	p := scriptPool(t, pool.SubprocessOptions{Command: testkit.Programs[0].Command(t, "garbage.py")})
 	for range 2 { // the second call goes to the replacement
 		_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
 		require.Error(t, err)
@@ -246,12 +237,8 @@ func TestProgramWorkersAndLimits(t *testing.T) {
 // process never read (it died with the call still in its pipe) costs the
 // call nothing: it goes to the next process, once.
 func TestProgramUnreadCallGoesToTheReplacement(t *testing.T) {
-	python := testkit.Programs[0].Command(t, testkit.Programs[0].Worker)[0]
-	deaf, err := filepath.Abs(filepath.Join("..", "sdk", "testdata", "deafonce.py"))
-	require.NoError(t, err)
-	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger,
-		Subprocess: pool.SubprocessOptions{Command: []string{python, deaf},
-			Env: []string{"DEAF_MARK=" + filepath.Join(t.TempDir(), "mark")}}})
+	p := scriptPool(t, pool.SubprocessOptions{Command: testkit.Programs[0].Command(t, "deafonce.py"),
+		Env: []string{"DEAF_MARK=" + filepath.Join(t.TempDir(), "mark")}})
 	out, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "once", N: 1})
 	require.NoError(t, err)
 	assert.Equal(t, echoIO{Text: "once", N: 1}, out)
@@ -259,4 +246,11 @@ func TestProgramUnreadCallGoesToTheReplacement(t *testing.T) {
 	assert.Equal(t, uint64(1), s.Crashed, "the first process exited under the call")
 	assert.Equal(t, uint64(1), s.Completed)
 	assert.Zero(t, s.Failed)
+}
+
+// scriptPool is a quiet one-worker Subprocess pool of the program sub
+// names: the shape of the tests of programs that break the protocol.
+func scriptPool(t *testing.T, sub pool.SubprocessOptions) *pool.Pool {
+	t.Helper()
+	return newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Logger: quietLogger, Subprocess: sub})
 }

@@ -26,10 +26,7 @@ func TestQueueDelayFollowsSetWorkers(t *testing.T) {
 	t.Run("fewer workers, longer waits", func(t *testing.T) {
 		t.Parallel()
 		synctest.Test(t, func(t *testing.T) {
-			p := newPool(t, pool.Options{Workers: 4, QueueDelay: qd})
-			_, err := pool.Run(context.Background(), p, nap, 40*time.Millisecond)
-			require.NoError(t, err)
-			require.NoError(t, p.SetWorkers(1))
+			p := napThenSetWorkers(t, qd, 4, 1)
 			assert.Equal(t, 2, p.Load().Capacity, "1 worker + an auto MaxQueue of 1²")
 
 			_, free := occupyWorker(t, p)
@@ -50,10 +47,7 @@ func TestQueueDelayFollowsSetWorkers(t *testing.T) {
 	t.Run("more workers, shorter waits", func(t *testing.T) {
 		t.Parallel()
 		synctest.Test(t, func(t *testing.T) {
-			p := newPool(t, pool.Options{Workers: 1, QueueDelay: qd})
-			_, err := pool.Run(context.Background(), p, nap, 40*time.Millisecond)
-			require.NoError(t, err)
-			require.NoError(t, p.SetWorkers(4))
+			p := napThenSetWorkers(t, qd, 1, 4)
 			assert.Equal(t, 20, p.Load().Capacity, "4 workers + an auto MaxQueue of 4²")
 
 			var frees []func()
@@ -74,4 +68,15 @@ func TestQueueDelayFollowsSetWorkers(t *testing.T) {
 			}
 		})
 	})
+}
+
+// napThenSetWorkers is a pool of from workers, with qd, that has run one
+// 40 ms task, then been set to to workers.
+func napThenSetWorkers(t *testing.T, qd pool.QueueDelay, from, to int) *pool.Pool {
+	t.Helper()
+	p := newPool(t, pool.Options{Workers: from, QueueDelay: qd})
+	_, err := pool.Run(context.Background(), p, nap, 40*time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, p.SetWorkers(to))
+	return p
 }

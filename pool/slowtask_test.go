@@ -81,13 +81,20 @@ func TestSlowTaskIsReportedOnceAsItPassesTheThreshold(t *testing.T) {
 	})
 }
 
+// watchedPool is a quiet pool of workers that reports the tasks running
+// past a second to the events it returns.
+func watchedPool(t *testing.T, workers int) (*pool.Pool, *slowEvents) {
+	t.Helper()
+	slow := &slowEvents{}
+	return newPool(t, pool.Options{Workers: workers, SlowTaskAfter: time.Second, OnWorkerEvent: slow.add, Logger: quietLogger}), slow
+}
+
 // Each slow task is reported, and only the slow ones, however many run
 // at once and whenever they started.
 func TestSlowTasksAreReportedEachOnce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var slow slowEvents
-		p := newPool(t, pool.Options{Workers: 3, SlowTaskAfter: time.Second, OnWorkerEvent: slow.add, Logger: quietLogger})
+		p, slow := watchedPool(t, 3)
 		ctx := context.Background()
 		long1, err := pool.Submit(ctx, p, nap, 3*time.Second)
 		require.NoError(t, err)
@@ -116,8 +123,7 @@ func TestSlowTasksAreReportedEachOnce(t *testing.T) {
 func TestSlowTaskWatcherStopsWhenIdle(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var slow slowEvents
-		p := newPool(t, pool.Options{Workers: 1, SlowTaskAfter: time.Second, OnWorkerEvent: slow.add, Logger: quietLogger})
+		p, slow := watchedPool(t, 1)
 		assert.False(t, pool.WatchingSlowForTest(p), "no task has run")
 		_, err := pool.Run(context.Background(), p, nap, 2*time.Second)
 		require.NoError(t, err)

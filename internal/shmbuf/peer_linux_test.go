@@ -3,7 +3,6 @@ package shmbuf
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 	"golang.org/x/sys/unix"
+
+	"github.com/offloadgo/offload/internal/testkit"
 )
 
 // pair is two "processes" in one: each side has its own arena and its
@@ -298,16 +299,11 @@ func (a *arena) segsOrNew(t testing.TB) *segment {
 	return a.segs[0]
 }
 
+// countFDs counts the process's descriptors: all, and the memfds of
+// segments.
 func countFDs(t *testing.T) (all, memfds int) {
 	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.Contains(target, "offload-transfer") {
-			memfds++
-		}
-	}
-	return len(entries), memfds
+	return testkit.CountFDs(t, "offload-transfer")
 }
 
 func countMappings(t *testing.T) int {

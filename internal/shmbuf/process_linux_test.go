@@ -153,15 +153,21 @@ func runChild(role string) int {
 	}
 }
 
-// child is a re-executed test binary playing a worker.
+// child is a re-executed test binary playing a worker, and the parent's
+// side of it: an arena of the parent's own and a peer over it.
 type child struct {
-	cmd  *exec.Cmd
-	fd   int
-	peer *peer
+	cmd   *exec.Cmd
+	fd    int
+	arena *arena
+	peer  *peer
 }
 
-func startChild(t *testing.T, role string, peer *peer) *child {
+// startChild starts a child playing role, with a fresh parent arena and
+// parent-side peer.
+func startChild(t *testing.T, role string) *child {
 	t.Helper()
+	a := newArena()
+	peer := newPeer(a, ParentSide)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	require.NoError(t, err)
 	// A generous receive timeout, so a broken child fails the test instead
@@ -174,7 +180,7 @@ func startChild(t *testing.T, role string, peer *peer) *child {
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
 	theirs.Close()
-	return &child{cmd: cmd, fd: fds[0], peer: peer}
+	return &child{cmd: cmd, fd: fds[0], arena: a, peer: peer}
 }
 
 // call sends v and decodes the reply into out.
@@ -201,9 +207,8 @@ func snapshot(t *testing.T) resources {
 func TestCrossProcessMoveAndReturn(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
-	parentArena := newArena()
-	peer := newPeer(parentArena, ParentSide)
-	c := startChild(t, "echo", peer)
+	c := startChild(t, "echo")
+	parentArena, peer := c.arena, c.peer
 
 	// Parent -> child: a moved Buffer; child -> parent: a new one.
 	b := arenaBuffer(t, parentArena, 1<<20, 1)
@@ -251,9 +256,8 @@ func TestCrossProcessMoveAndReturn(t *testing.T) {
 func TestCrossProcessKilledWorkerLeaksNothing(t *testing.T) {
 	// Not parallel: compares the process's descriptors and mappings.
 	before := snapshot(t)
-	parentArena := newArena()
-	peer := newPeer(parentArena, ParentSide)
-	c := startChild(t, "hold", peer)
+	c := startChild(t, "hold")
+	parentArena, peer := c.arena, c.peer
 
 	big := arenaBuffer(t, parentArena, 44<<20, 3)
 	var out taskOut

@@ -179,34 +179,29 @@ func BenchmarkRoundTrip1MiB(b *testing.B) {
 // the kernel's teardown grows with the heap, which is why nobody should
 // wait for the reap.
 func BenchmarkKillToDone256MiB(b *testing.B) {
-	requireWorkers(b)
-	log := quietLogger(b)
-	for b.Loop() {
-		b.StopTimer()
-		p := startOrFatal(b, log)
+	benchKillToDone(b, func(p *Process) {
 		if err := p.Conn().WriteFrame(Frame{Kind: kindHold, Body: []byte("256")}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := p.Conn().ReadFrame(); err != nil {
 			b.Fatal(err)
 		}
-		b.StartTimer()
-		p.Kill()
-		<-p.Done()
-		b.StopTimer()
-		p.Close()
-		b.StartTimer()
-	}
+	})
 }
 
 // BenchmarkKillToDone: from Kill to Done closed (the reap, with the
 // output drained and the Exit built), for an idle worker.
-func BenchmarkKillToDone(b *testing.B) {
+func BenchmarkKillToDone(b *testing.B) { benchKillToDone(b, func(*Process) {}) }
+
+// benchKillToDone times Kill to Done of a fresh worker per op; ready
+// prepares each worker before the timing starts.
+func benchKillToDone(b *testing.B, ready func(*Process)) {
 	requireWorkers(b)
 	log := quietLogger(b)
 	for b.Loop() {
 		b.StopTimer()
 		p := startOrFatal(b, log)
+		ready(p)
 		b.StartTimer()
 		p.Kill()
 		<-p.Done()
