@@ -22,10 +22,14 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 	if !validID(id) {
 		return ErrNotFound
 	}
+	// A write whose answer was lost may have stored Canceled: finding
+	// the job Canceled then is finding that write (or a concurrent
+	// Cancel's, which asked for the same).
+	mayHaveWritten := false
 	for range claimTries {
-		r, rev, err := q.record(ctx, id)
+		r, rev, err := q.recordThrough(ctx, id)
 		if errors.Is(err, ErrNotFound) {
-			m, err := q.waiting(ctx, id)
+			m, err := q.waitingThrough(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -33,12 +37,19 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 		} else if err != nil {
 			return err
 		}
-		if r.State.final() {
+		if r.State.final() && !(mayHaveWritten && r.State == Canceled) {
 			return fmt.Errorf("%w: job %s %s", ErrEnded, id, r.State)
 		}
-		r.State, r.Finished = Canceled, time.Now()
-		if _, err := q.putRecord(ctx, id, r, rev); err != nil {
-			continue // changed under us: read it again
+		if r.State != Canceled {
+			r.State, r.Finished = Canceled, time.Now()
+			_, unanswered, err := q.putRecordOnce(ctx, id, r, rev)
+			mayHaveWritten = mayHaveWritten || unanswered
+			if err != nil && transient(err) {
+				return fmt.Errorf("natsjobs: cancel job %s: %w", id, err)
+			}
+			if err != nil {
+				continue // changed under us: read it again
+			}
 		}
 		q.report(q.logger(), JobEvent{Kind: JobCanceled, ID: id, Task: r.Task, Attempt: r.Attempt})
 		// A worker running the job hears it; one cut off from the server
