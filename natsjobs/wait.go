@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/pool"
 )
@@ -24,7 +26,9 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		return zero, err
 	}
 	defer q.watch.unsubscribe(sub)
-	r, queued, err := q.lookupSince(ctx, id, sub.seen)
+	r, queued, err := q.watch.readAcross(ctx, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+		return q.lookupSince(ctx, id, sub.seen)
+	})
 	for {
 		switch {
 		case err != nil:
@@ -47,7 +51,9 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		select {
 		case e := <-sub.changed:
 			if e == nil { // the watch was lost and is back
-				r, queued, err = q.lookup(ctx, id)
+				r, queued, err = q.watch.readAcross(ctx, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+					return q.lookup(ctx, id)
+				})
 				continue
 			}
 			r, err = decodeRecord(e.Value())

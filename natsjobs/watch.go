@@ -25,6 +25,8 @@ type watcher struct {
 	done     chan struct{}
 	subs     map[ID]map[*subscription]struct{}
 	recent   recent
+	epoch    context.Context // see readAcross
+	endEpoch context.CancelFunc
 }
 
 // subscription hears of changes to one id's record: changed holds the
@@ -136,10 +138,12 @@ func (w *watcher) notify(e jetstream.KeyValueEntry) {
 }
 
 // resync tells every subscriber to read its record again: a nil entry
-// on its channel, which replaces any entry it has not read.
+// on its channel, which replaces any entry it has not read; a read in
+// flight is made again (readAcross).
 func (w *watcher) resync() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.nextEpoch()
 	for _, subs := range w.subs {
 		for s := range subs {
 			select {
