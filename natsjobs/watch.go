@@ -114,8 +114,12 @@ func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 				}
 				continue
 			}
-			// The watch ended under us (its consumer was lost).
-			if kw = w.rewatch(life, nil); kw == nil {
+			// The watch ended under us (its consumer was lost): not
+			// at once again, should the next end as soon.
+			if sleep(life, troubleWait); life.Err() != nil {
+				return
+			}
+			if kw = w.rewatch(life, kw); kw == nil {
 				return
 			}
 		}
