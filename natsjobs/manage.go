@@ -17,7 +17,8 @@ import (
 // cause; a Subprocess pool kills it after TerminateGrace). Either way the job
 // ends Canceled. A job that has ended already is left as it was, and
 // Cancel returns an error matching ErrEnded that says how it ended. It
-// blocks on the server for as long as ctx allows.
+// tries again while the server can't answer (a leader election, a
+// reconnect), for as long as ctx allows.
 func (q *Queue) Cancel(ctx context.Context, id ID) error {
 	if !validID(id) {
 		return ErrNotFound

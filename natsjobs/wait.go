@@ -15,7 +15,8 @@ import (
 // error; a canceled job's matches ErrCanceled; an unknown one's
 // ErrNotFound; a Wait on a closed Queue returns ErrQueueClosed. Wait
 // doesn't poll: it hears of the job's changes through the queue's one
-// watch on its status bucket.
+// watch on its status bucket, and goes on across the connection's
+// reconnects.
 func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], id ID) (Out, error) {
 	var zero Out
 	if !validID(id) {
