@@ -16,7 +16,7 @@ import (
 type watcher struct {
 	q          *Queue
 	reconnects reconnects // set by start, read by run
-	rewatches  atomic.Int64
+	rewatches  atomic.Int64 // renewals of the watch, for tests to see
 
 	mu       sync.Mutex
 	started  bool
@@ -76,7 +76,7 @@ func (w *watcher) unsubscribe(s *subscription) {
 // but lives until Close.
 func (w *watcher) start(ctx context.Context) error {
 	life, stop := context.WithCancel(context.WithoutCancel(ctx))
-	// Listening first: a reconnect between the two renews a new watch.
+	// Listening first: a reconnect while the watch is made renews it.
 	w.reconnects = listenReconnects(w.q.js.Conn())
 	kw, err := w.watchUpdates(life)
 	if err != nil {
