@@ -15,7 +15,7 @@ import (
 // Close.
 type watcher struct {
 	q          *Queue
-	reconnects reconnects // set by start, read by run
+	reconnects reconnects   // set by start, read by run
 	rewatches  atomic.Int64 // renewals of the watch, for tests to see
 
 	mu       sync.Mutex
