@@ -2,6 +2,7 @@ package natsjobs
 
 import (
 	"context"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -10,7 +11,8 @@ import (
 // the connection drops is never answered (the server that had it is
 // gone), and would hold the Wait until its ctx ends. The watcher ends
 // an epoch each time it renews its watch; a read that epoch's end cut
-// short is made again, on the connection that is back.
+// short is made again, on the connection that is back. A read that a
+// bucket without a leader leaves unanswered ends with its try.
 
 // epochNow is the watcher's current epoch: a context that ends with the
 // next renewal of the watch.
@@ -31,18 +33,27 @@ func (w *watcher) nextEpoch() {
 	w.epoch, w.endEpoch = context.WithCancel(context.Background())
 }
 
-// readAcross calls read with a ctx that also ends when the watch is
-// renewed, and calls it again if that cut it short: until it returns
-// in one epoch, or ctx ends.
-func (w *watcher) readAcross(ctx context.Context, read func(context.Context) (record, *jetstream.RawStreamMsg, error)) (record, *jetstream.RawStreamMsg, error) {
+// readAcross calls read until it returns in one epoch, or fails for
+// good, or ctx ends: a read that a renewal of the watch cut short, or
+// that the server could not answer (a bucket electing its leader: its
+// request is never answered), is made again. Each try is bounded by
+// per.
+func (w *watcher) readAcross(ctx context.Context, per time.Duration, read func(context.Context) (record, *jetstream.RawStreamMsg, error)) (record, *jetstream.RawStreamMsg, error) {
 	for {
 		epoch := w.epochNow()
-		rctx, cancel := context.WithCancel(ctx)
+		rctx, cancel := context.WithTimeout(ctx, per)
 		stop := context.AfterFunc(epoch, cancel)
 		r, queued, err := read(rctx)
 		stop()
 		cancel()
-		if err == nil || ctx.Err() != nil || epoch.Err() == nil {
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return r, queued, err
+		case epoch.Err() != nil:
+			// cut short by a renewal: the connection is back
+		case transient(err):
+			sleep(ctx, troubleWait)
+		default:
 			return r, queued, err
 		}
 	}

@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -18,7 +19,7 @@ func TestReadAcrossReadsAgainWhenTheWatchIsRenewed(t *testing.T) {
 	done := make(chan error, 1)
 	var got record
 	go func() {
-		r, _, err := w.readAcross(t.Context(), func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+		r, _, err := w.readAcross(t.Context(), time.Minute, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
 			if reads++; reads == 1 {
 				close(inFlight)
 				<-ctx.Done() // never answered
@@ -41,11 +42,36 @@ func TestReadAcrossEndsWithItsCtx(t *testing.T) {
 	var w watcher
 	ctx, cancel := context.WithCancel(t.Context())
 	reads := 0
-	_, _, err := w.readAcross(ctx, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+	_, _, err := w.readAcross(ctx, time.Minute, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
 		reads++
 		cancel()
 		return record{}, nil, ctx.Err()
 	})
 	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, reads)
+}
+
+// A read that its try's bound ends (a request to a bucket without a
+// leader, never answered) is made again; one refused is not.
+func TestReadAcrossReadsAgainWhatTheServerCouldNotAnswer(t *testing.T) {
+	var w watcher
+	reads := 0
+	r, _, err := w.readAcross(t.Context(), time.Millisecond, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+		if reads++; reads == 1 {
+			<-ctx.Done() // never answered
+			return record{}, nil, ctx.Err()
+		}
+		return record{State: Succeeded}, nil, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, Succeeded, r.State)
+	assert.Equal(t, 2, reads)
+
+	reads = 0
+	_, _, err = w.readAcross(t.Context(), time.Minute, func(context.Context) (record, *jetstream.RawStreamMsg, error) {
+		reads++
+		return record{}, nil, ErrNotFound
+	})
+	require.ErrorIs(t, err, ErrNotFound)
 	assert.Equal(t, 1, reads)
 }

@@ -15,8 +15,9 @@ import (
 // error; a canceled job's matches ErrCanceled; an unknown one's
 // ErrNotFound; a Wait on a closed Queue returns ErrQueueClosed. Wait
 // doesn't poll: it hears of the job's changes through the queue's one
-// watch on its status bucket, and goes on across the connection's
-// reconnects.
+// watch on its status bucket. It goes on across the connection's
+// reconnects, and reads again what the server could not answer (a
+// bucket electing its leader).
 func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], id ID) (Out, error) {
 	var zero Out
 	if !validID(id) {
@@ -27,7 +28,8 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		return zero, err
 	}
 	defer q.watch.unsubscribe(sub)
-	r, queued, err := q.watch.readAcross(ctx, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+	// A read catches up with the watch (lookupSince) within its try.
+	r, queued, err := q.watch.readAcross(ctx, catchUpFor+publishTry, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
 		return q.lookupSince(ctx, id, sub.seen)
 	})
 	for {
@@ -52,7 +54,7 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		select {
 		case e := <-sub.changed:
 			if e == nil { // the watch was lost and is back
-				r, queued, err = q.watch.readAcross(ctx, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+				r, queued, err = q.watch.readAcross(ctx, publishTry, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
 					return q.lookup(ctx, id)
 				})
 				continue
