@@ -28,8 +28,13 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		return zero, err
 	}
 	defer q.watch.unsubscribe(sub)
-	// A read catches up with the watch (lookupSince) within its try.
-	r, queued, err := q.watch.readAcross(ctx, catchUpFor+publishTry, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+	// A read that catches up with the watch (lookupSince) does so
+	// within its try.
+	try := publishTry
+	if sub.seen > 0 {
+		try += catchUpFor
+	}
+	r, queued, err := q.watch.readAcross(ctx, try, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
 		return q.lookupSince(ctx, id, sub.seen)
 	})
 	for {
