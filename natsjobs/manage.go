@@ -53,15 +53,7 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 			}
 		}
 		q.report(q.logger(), JobEvent{Kind: JobCanceled, ID: id, Task: r.Task, Attempt: r.Attempt})
-		// A worker running the job hears it; one cut off from the server
-		// runs it to its end, and its outcome is not written.
-		_ = q.js.Conn().Publish(q.cancelSubject(), []byte(id))
-		_ = q.unschedule(ctx, id) // a delayed job need not enter the queue
-		// A job waiting in the stream need not count against MaxJobs
-		// until a worker's delivery finds it Canceled.
-		if m, err := q.queued(ctx, id); err == nil {
-			_ = q.work.DeleteMsg(ctx, m.Sequence)
-		}
+		q.afterCancel(ctx, id)
 		return nil
 	}
 	return fmt.Errorf("natsjobs: cancel job %s: its status kept changing", id)
