@@ -60,8 +60,7 @@ func TestWaitHearsTheEndAfterAServerRestart(t *testing.T) {
 		t.Logf("Wait returned %v after the job was let end", time.Since(opened))
 	case <-ctx.Done():
 		st, err := q.Status(t.Context(), id)
-		t.Logf("status %+v %v", st, err)
-		t.Fatal("Wait did not return")
+		t.Fatalf("Wait did not return; the job's status: %+v (%v)", st, err)
 	}
 	assert.Equal(t, 1, runCount(k), "ran once")
 }
