@@ -57,8 +57,8 @@
 // bucket and the consumer is kept by all three, and the queue goes on
 // while any one server is down: a stream whose leader died elects
 // another within seconds, and a restarted server catches up. Meanwhile
-// Open, Enqueue, Serve and the outcomes Serve writes try again while the
-// server can't answer. Enqueue tries with the job's id, so the stream
+// Open, Enqueue, Serve, Cancel and the outcomes Serve writes try again
+// while the server can't answer. Enqueue tries with the job's id, so the stream
 // stores the job once however many tries reached it, until the job is
 // stored, refused, or ctx (or a minute) ends. So an Enqueue error that
 // matches ctx's error (context.DeadlineExceeded, context.Canceled) says
@@ -114,7 +114,9 @@
 //     2 s or so: due jobs wait in order.
 //
 // Wait watches the status bucket, one watch per Queue: nothing polls per
-// job. Cancel tells the Serves on offload.jobs.q.cancel (core NATS): a
+// job. The watch is renewed each time the connection reconnects (a
+// restarted server has lost its consumer), and every Wait then reads its
+// job's record again, its read in flight included. Cancel tells the Serves on offload.jobs.q.cancel (core NATS): a
 // worker cut off from the server then runs the job to its end, and its
 // outcome is not written over Canceled.
 //

@@ -17,15 +17,20 @@ import (
 // cause; a Subprocess pool kills it after TerminateGrace). Either way the job
 // ends Canceled. A job that has ended already is left as it was, and
 // Cancel returns an error matching ErrEnded that says how it ended. It
-// blocks on the server for as long as ctx allows.
+// tries again while the server can't answer (a leader election, a
+// reconnect), for as long as ctx allows.
 func (q *Queue) Cancel(ctx context.Context, id ID) error {
 	if !validID(id) {
 		return ErrNotFound
 	}
+	// A write whose answer was lost may have stored Canceled: finding
+	// the job Canceled then is finding that write (or a concurrent
+	// Cancel's, which asked for the same).
+	mayHaveWritten := false
 	for range claimTries {
-		r, rev, err := q.record(ctx, id)
+		r, rev, err := q.recordThrough(ctx, id)
 		if errors.Is(err, ErrNotFound) {
-			m, err := q.waiting(ctx, id)
+			m, err := q.waitingThrough(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -33,23 +38,22 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 		} else if err != nil {
 			return err
 		}
-		if r.State.final() {
+		if r.State.final() && !(mayHaveWritten && r.State == Canceled) {
 			return fmt.Errorf("%w: job %s %s", ErrEnded, id, r.State)
 		}
-		r.State, r.Finished = Canceled, time.Now()
-		if _, err := q.putRecord(ctx, id, r, rev); err != nil {
-			continue // changed under us: read it again
+		if r.State != Canceled {
+			r.State, r.Finished = Canceled, time.Now()
+			_, unanswered, err := q.putRecordOnce(ctx, id, r, rev)
+			mayHaveWritten = mayHaveWritten || unanswered
+			if err != nil && transient(err) {
+				return fmt.Errorf("natsjobs: cancel job %s: %w", id, err)
+			}
+			if err != nil {
+				continue // changed under us: read it again
+			}
 		}
 		q.report(q.logger(), JobEvent{Kind: JobCanceled, ID: id, Task: r.Task, Attempt: r.Attempt})
-		// A worker running the job hears it; one cut off from the server
-		// runs it to its end, and its outcome is not written.
-		_ = q.js.Conn().Publish(q.cancelSubject(), []byte(id))
-		_ = q.unschedule(ctx, id) // a delayed job need not enter the queue
-		// A job waiting in the stream need not count against MaxJobs
-		// until a worker's delivery finds it Canceled.
-		if m, err := q.queued(ctx, id); err == nil {
-			_ = q.work.DeleteMsg(ctx, m.Sequence)
-		}
+		q.afterCancel(ctx, id)
 		return nil
 	}
 	return fmt.Errorf("natsjobs: cancel job %s: its status kept changing", id)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/pool"
 )
@@ -13,7 +15,9 @@ import (
 // error; a canceled job's matches ErrCanceled; an unknown one's
 // ErrNotFound; a Wait on a closed Queue returns ErrQueueClosed. Wait
 // doesn't poll: it hears of the job's changes through the queue's one
-// watch on its status bucket.
+// watch on its status bucket. It goes on across the connection's
+// reconnects, and reads again what the server could not answer (a
+// bucket electing its leader).
 func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], id ID) (Out, error) {
 	var zero Out
 	if !validID(id) {
@@ -24,7 +28,15 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		return zero, err
 	}
 	defer q.watch.unsubscribe(sub)
-	r, queued, err := q.lookupSince(ctx, id, sub.seen)
+	// A read that catches up with the watch (lookupSince) does so
+	// within its try.
+	try := publishTry
+	if sub.seen > 0 {
+		try += catchUpFor
+	}
+	r, queued, err := q.watch.readAcross(ctx, try, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+		return q.lookupSince(ctx, id, sub.seen)
+	})
 	for {
 		switch {
 		case err != nil:
@@ -47,7 +59,9 @@ func Wait[In, Out any](ctx context.Context, q *Queue, task pool.Task[In, Out], i
 		select {
 		case e := <-sub.changed:
 			if e == nil { // the watch was lost and is back
-				r, queued, err = q.lookup(ctx, id)
+				r, queued, err = q.watch.readAcross(ctx, publishTry, func(ctx context.Context) (record, *jetstream.RawStreamMsg, error) {
+					return q.lookup(ctx, id)
+				})
 				continue
 			}
 			r, err = decodeRecord(e.Value())

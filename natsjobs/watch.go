@@ -3,16 +3,20 @@ package natsjobs
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // watcher is a queue's one watch on its status bucket, shared by every
 // Wait: each subscribes to an id and hears when that id's record
-// changes. It starts with the first
-// subscriber and ends with Close.
+// changes. It starts with the first subscriber, renews its watch when
+// the connection reconnects or the watch ends under it, and ends with
+// Close.
 type watcher struct {
-	q *Queue
+	q          *Queue
+	reconnects reconnects   // set by start, read by run
+	rewatches  atomic.Int64 // renewals of the watch, for tests to see
 
 	mu       sync.Mutex
 	started  bool
@@ -21,6 +25,8 @@ type watcher struct {
 	done     chan struct{}
 	subs     map[ID]map[*subscription]struct{}
 	recent   recent
+	epoch    context.Context // see readAcross
+	endEpoch context.CancelFunc
 }
 
 // subscription hears of changes to one id's record: changed holds the
@@ -70,8 +76,11 @@ func (w *watcher) unsubscribe(s *subscription) {
 // but lives until Close.
 func (w *watcher) start(ctx context.Context) error {
 	life, stop := context.WithCancel(context.WithoutCancel(ctx))
-	kw, err := w.q.statuses.WatchAll(life, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	// Listening first: a reconnect while the watch is made renews it.
+	w.reconnects = listenReconnects(w.q.js.Conn())
+	kw, err := w.watchUpdates(life)
 	if err != nil {
+		w.reconnects.stop()
 		stop()
 		return err
 	}
@@ -83,6 +92,7 @@ func (w *watcher) start(ctx context.Context) error {
 
 func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 	defer close(w.done)
+	defer w.reconnects.stop()
 	defer func() {
 		if kw != nil {
 			_ = kw.Stop()
@@ -92,6 +102,11 @@ func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 		select {
 		case <-life.Done():
 			return
+		case <-w.reconnects.ch:
+			// The server may have restarted and lost the watch's consumer.
+			if kw = w.rewatch(life, kw); kw == nil {
+				return
+			}
 		case e, ok := <-kw.Updates():
 			if ok {
 				if e != nil {
@@ -99,17 +114,14 @@ func (w *watcher) run(life context.Context, kw jetstream.KeyWatcher) {
 				}
 				continue
 			}
-			// The watch ended under us (its consumer was lost): watch
-			// again, from what is written from now on, then have every
-			// subscriber read its record again, for a change it missed
-			// meanwhile (a job that ended then has no change to come).
-			for kw = nil; kw == nil; {
-				if sleep(life, troubleWait); life.Err() != nil {
-					return
-				}
-				kw, _ = w.q.statuses.WatchAll(life, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+			// The watch ended under us (its consumer was lost): not
+			// at once again, should the next end as soon.
+			if sleep(life, troubleWait); life.Err() != nil {
+				return
 			}
-			w.resync()
+			if kw = w.rewatch(life, kw); kw == nil {
+				return
+			}
 		}
 	}
 }
@@ -130,10 +142,12 @@ func (w *watcher) notify(e jetstream.KeyValueEntry) {
 }
 
 // resync tells every subscriber to read its record again: a nil entry
-// on its channel, which replaces any entry it has not read.
+// on its channel, which replaces any entry it has not read; a read in
+// flight is made again (readAcross).
 func (w *watcher) resync() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.nextEpoch()
 	for _, subs := range w.subs {
 		for s := range subs {
 			select {

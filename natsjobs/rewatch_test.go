@@ -1,0 +1,66 @@
+package natsjobs_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+// A Wait that waits across a server restart hears its job end once the
+// server is back. The restart loses the consumer of the queue's watch;
+// the watch is renewed on the reconnect, and the job ends only after
+// that: the watch from before, stopped by then, is not the one that
+// hears of it, whenever its heartbeats would have told it it was lost.
+func TestWaitHearsTheEndAfterAServerRestart(t *testing.T) {
+	t.Parallel()
+	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(s.Shutdown) // after Serve's end
+	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	q := open(t, nc, natsjobs.Options{})
+	ctx := testCtx(t)
+	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+
+	k := key(t)
+	gate := make(chan struct{})
+	gates.Store(k, gate)
+	id, err := natsjobs.Enqueue(ctx, q, gated, Keyed{Key: k})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
+	type waited struct {
+		out string
+		err error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		out, err := natsjobs.Wait(ctx, q, gated, id)
+		done <- waited{out, err}
+	}()
+	require.Eventually(t, func() bool { return natsjobs.WaitersForTest(q, id) == 1 }, 20*time.Second, time.Millisecond)
+	rewatches := natsjobs.RewatchesForTest(q)
+
+	require.NoError(t, s.Restart())
+	require.Eventually(t, func() bool { return natsjobs.RewatchesForTest(q) > rewatches }, 20*time.Second, time.Millisecond,
+		"the watch is renewed on the reconnect")
+	opened := time.Now()
+	close(gate) // the job ends while the server is back
+	select {
+	case w := <-done:
+		require.NoError(t, w.err)
+		assert.Equal(t, "opened", w.out)
+		t.Logf("Wait returned %v after the job was let end", time.Since(opened))
+	case <-ctx.Done():
+		st, err := q.Status(t.Context(), id)
+		t.Fatalf("Wait did not return; the job's status: %+v (%v)", st, err)
+	}
+	assert.Equal(t, 1, runCount(k), "ran once")
+}
