@@ -14,8 +14,7 @@ import (
 // A queued job cancelled never runs; cancelling it again says it ended.
 func TestCancelQueued(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t)})
 	require.NoError(t, err)
@@ -39,8 +38,7 @@ func TestCancelQueued(t *testing.T) {
 // A running job cancelled has its ctx cancelled, and ends Canceled.
 func TestCancelRunning(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Minute})

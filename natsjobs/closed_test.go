@@ -15,8 +15,7 @@ import (
 // Serve stops when its pool or its queue closes, and says which.
 func TestServeStopsWhenItsPoolOrQueueCloses(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	p := newPool(t, pool.Options{Workers: 1})
 	done := make(chan error, 1)
 	go func() { done <- natsjobs.Serve(context.Background(), q, p, natsjobs.ServeOptions{}) }()

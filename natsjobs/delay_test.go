@@ -70,8 +70,7 @@ func assertRanWhenDue(t *testing.T, q *natsjobs.Queue, id natsjobs.ID, earliest,
 
 func TestDelayedJobRunsWhenDue(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	const delay = 1500 * time.Millisecond
@@ -88,12 +87,7 @@ func TestDelayedJobRunsWhenDue(t *testing.T) {
 // runs when due.
 func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
-	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
-	require.NoError(t, err)
-	defer nc.Close()
+	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
 	due := time.Now().Add(4 * time.Second)
@@ -101,8 +95,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 	require.NoError(t, err)
 	assertScheduledBefore(t, q, id, due)
 
-	require.NoError(t, s.Restart())
-	require.Eventually(t, func() bool { return nc.IsConnected() }, 20*time.Second, 10*time.Millisecond)
+	restart(t, s, nc)
 	require.True(t, time.Now().Before(due), "the restart took past the job's due time")
 	assertScheduledBefore(t, q, id, due)
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
@@ -110,8 +103,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 
 	// Its due copy, still in the schedules stream, does not run it again
 	// after another restart: a job due after it has run, on one worker.
-	require.NoError(t, s.Restart())
-	require.Eventually(t, func() bool { return nc.IsConnected() }, 20*time.Second, 10*time.Millisecond)
+	restart(t, s, nc)
 	later, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t) + "/later"}, natsjobs.Delay(100*time.Millisecond))
 	require.NoError(t, err)
 	// Status, not Wait: a Queue's watch hears nothing for some seconds
@@ -127,8 +119,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 // outside it, and enters and runs once there is room.
 func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxJobs: 1})
+	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 1})
 	ctx := testCtx(t)
 	first, err := natsjobs.Enqueue(ctx, q, double, Num{1})
 	require.NoError(t, err)
@@ -170,8 +161,7 @@ func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 // A scheduled job cancelled never runs.
 func TestCancelScheduled(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Delay(time.Second))
 	require.NoError(t, err)
@@ -201,8 +191,7 @@ func TestCancelScheduled(t *testing.T) {
 // nothing and returns the first job's id.
 func TestKeyWithDelay(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	first, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Key("once"), natsjobs.Delay(500*time.Millisecond))
 	require.NoError(t, err)
@@ -223,8 +212,7 @@ func TestKeyWithDelay(t *testing.T) {
 // at once, with no schedule. The last Delay or At wins.
 func TestDelayZeroAndAtPastRunNow(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	for i, opts := range [][]natsjobs.EnqueueOption{
 		{natsjobs.Delay(0)},
@@ -247,8 +235,7 @@ func TestDelayZeroAndAtPastRunNow(t *testing.T) {
 // (nor claims the key).
 func TestNegativeDelayFails(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	_, err := natsjobs.Enqueue(ctx, q, double, Num{1}, natsjobs.Key("k"), natsjobs.Delay(-time.Second))
 	require.EqualError(t, err, `natsjobs: Enqueue of task "natsjobs.double": negative Delay -1s`)

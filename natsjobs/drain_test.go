@@ -16,8 +16,7 @@ import (
 // When Serve's ctx ends, a job that finishes within Drain finishes there.
 func TestDrainLetsARunningJobFinish(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond})
 	require.NoError(t, err)
@@ -39,8 +38,7 @@ func TestDrainLetsARunningJobFinish(t *testing.T) {
 // without using an attempt: the next worker runs it as attempt 1.
 func TestDrainHandsBackTheRest(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond}, natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
@@ -69,8 +67,7 @@ func TestDrainHandsBackTheRest(t *testing.T) {
 // running.
 func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	k := key(t)
 	ids := make([]natsjobs.ID, 3)

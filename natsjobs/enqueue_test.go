@@ -29,8 +29,7 @@ func queuedJobs(t *testing.T, nc *nats.Conn) uint64 {
 
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{21})
 	require.NoError(t, err)
@@ -62,8 +61,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestKeyIsIdempotent(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	first, err := natsjobs.Enqueue(ctx, q, double, Num{1}, natsjobs.Key("order 42/é"))
 	require.NoError(t, err)
@@ -78,8 +76,7 @@ func TestKeyIsIdempotent(t *testing.T) {
 
 func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxJobs: 3})
+	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 3})
 	ctx := testCtx(t)
 	for i := range 3 {
 		_, err := natsjobs.Enqueue(ctx, q, double, Num{i})
@@ -105,8 +102,7 @@ func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 // MaxBytes bounds the work stream's bytes as MaxJobs bounds its jobs.
 func TestMaxBytesFailsWithQueueFull(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxBytes: 8 << 10})
+	q, nc := startQueue(t, natsjobs.Options{MaxBytes: 8 << 10})
 	ctx := testCtx(t)
 	big := Keyed{Key: strings.Repeat("k", 2<<10)}
 	var stored int
@@ -125,8 +121,7 @@ func TestMaxBytesFailsWithQueueFull(t *testing.T) {
 
 func TestInputThatWontEncodeStoresNothing(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	_, err := natsjobs.Enqueue(testCtx(t), q, withChan, struct{ C chan int }{make(chan int)})
 	require.ErrorContains(t, err, `natsjobs: encode input of task "natsjobs.withchan"`)
 	assert.Zero(t, queuedJobs(t, nc))
@@ -138,8 +133,7 @@ func TestInputThatWontEncodeStoresNothing(t *testing.T) {
 // runs on a build whose In has gained one: fields go by name.
 func TestQueuedInputDecodesIntoAGrownStruct(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	body, err := msgpack.Marshal(First{Name: "old"})
 	require.NoError(t, err)

@@ -17,8 +17,7 @@ import (
 // the second claims it and stores its own job.
 func TestKeyClaimedForAJobNotStoredYet(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)

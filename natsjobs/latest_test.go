@@ -20,8 +20,7 @@ import (
 // it holds no record at all.
 func TestStatusReadsTheLeaderNotALaggingReplica(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)

@@ -98,8 +98,7 @@ func idsOf(list []natsjobs.Status) []natsjobs.ID {
 // read one stored job only and so come back empty with a Next.
 func TestListEveryState(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Backoff: func(int, error) time.Duration { return time.Hour }})
+	q, _ := startQueue(t, natsjobs.Options{Backoff: func(int, error) time.Duration { return time.Hour }})
 	want := jobsInEveryState(t, q)
 	ctx := testCtx(t)
 	for state := natsjobs.Scheduled; state <= natsjobs.Canceled; state++ {
@@ -146,8 +145,7 @@ func TestListEveryState(t *testing.T) {
 // as Dead.
 func TestListRetriedJob(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	serveCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -176,8 +174,7 @@ func TestListRetriedJob(t *testing.T) {
 
 func TestListPageRefusesBadOptions(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	for _, c := range []struct {
 		state natsjobs.State

@@ -20,8 +20,7 @@ import (
 // running it and without touching the record.
 func TestLostAckFinishesWithoutRunning(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	k := key(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: k})

@@ -45,6 +45,36 @@ func startJetStream(t *testing.T) (*embedded.Server, *nats.Conn) {
 	return s, nc
 }
 
+// startQueue starts a server as startJetStream does, and opens a queue
+// on it as open does.
+func startQueue(t *testing.T, o natsjobs.Options) (*natsjobs.Queue, *nats.Conn) {
+	t.Helper()
+	_, nc := startJetStream(t)
+	return open(t, nc, o), nc
+}
+
+// startRestartable starts a server with JetStream that listens, so that
+// it can be restarted under a client, and connects a client that
+// reconnects for as long as the test runs. The server shuts down after
+// the test's later cleanups (a Serve's end).
+func startRestartable(t *testing.T) (*embedded.Server, *nats.Conn) {
+	t.Helper()
+	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return s, nc
+}
+
+// restart restarts s and waits until nc is connected again.
+func restart(t *testing.T, s *embedded.Server, nc *nats.Conn) {
+	t.Helper()
+	require.NoError(t, s.Restart())
+	require.Eventually(t, nc.IsConnected, 20*time.Second, 10*time.Millisecond)
+}
+
 // open opens a queue with fast retries unless o says otherwise.
 func open(t *testing.T, nc *nats.Conn, o natsjobs.Options) *natsjobs.Queue {
 	t.Helper()

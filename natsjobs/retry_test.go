@@ -13,8 +13,7 @@ import (
 
 func TestRetryThenSuccess(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, flaky, Keyed{Key: key(t)})
@@ -34,8 +33,7 @@ func TestRetryThenSuccess(t *testing.T) {
 // run again by Retry.
 func TestAttemptsSpentThenDead(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
@@ -66,8 +64,7 @@ func TestAttemptsSpentThenDead(t *testing.T) {
 
 func TestRetryOfALiveJobIsRefused(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{1})
@@ -83,8 +80,7 @@ func TestRetryOfALiveJobIsRefused(t *testing.T) {
 // text; an attempt's Timeout ends its run.
 func TestDeadAtOnce(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	cases := []struct {
 		name string
@@ -123,8 +119,7 @@ func TestDeadAtOnce(t *testing.T) {
 // output over a Subprocess pool's MaxPayload, a runtime.Goexit.
 func TestHopelessEndsAreDeadAtOnce(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{MaxPayload: 64 << 10}}), natsjobs.ServeOptions{})

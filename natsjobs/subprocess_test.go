@@ -18,8 +18,7 @@ import (
 // cancelled.
 func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	// The worker process runs before the first job, so that the job's
 	// Timeout runs out in the task, not in the process's start.
 	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1, Isolation: pool.Subprocess,
@@ -56,8 +55,7 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 // once, at attempt 1, with its text, where a plain error is retried.
 func TestPermanentFromAWorkerProcess(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))

@@ -47,8 +47,7 @@ var traceOf = pool.Register("natsjobs.traceof", func(ctx context.Context, _ stru
 // task's ctx through the queue's Tracer.
 func TestEnqueuersTraceReachesTheTask(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Tracer: fakeTracer{}})
+	q, _ := startQueue(t, natsjobs.Options{Tracer: fakeTracer{}})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-42"), q, traceOf, struct{}{})
@@ -62,8 +61,7 @@ func TestEnqueuersTraceReachesTheTask(t *testing.T) {
 // call, and stores nothing: neither the job nor its Key.
 func TestTooLargeATraceContextStoresNoJob(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Tracer: fakeTracer{pad: 11 << 10}})
+	q, nc := startQueue(t, natsjobs.Options{Tracer: fakeTracer{pad: 11 << 10}})
 	ctx := testCtx(t)
 	_, err := natsjobs.Enqueue(ctx, q, traceOf, struct{}{}, natsjobs.Key("k"))
 	require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
@@ -95,8 +93,7 @@ var traceSecond = pool.Register("natsjobs.tracesecond", func(ctx context.Context
 // runs in the same trace.
 func TestRetriedJobKeepsItsTrace(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Tracer: fakeTracer{}})
+	q, _ := startQueue(t, natsjobs.Options{Tracer: fakeTracer{}})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-7"), q, traceSecond, Keyed{Key: key(t)})
