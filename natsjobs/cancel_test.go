@@ -1,6 +1,7 @@
 package natsjobs_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -26,13 +27,7 @@ func TestCancelQueued(t *testing.T) {
 	assert.ErrorIs(t, q.Cancel(ctx, "nosuchjob"), natsjobs.ErrNotFound)
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	_, err = natsjobs.Wait(ctx, q, sleepy, id)
-	require.ErrorIs(t, err, natsjobs.ErrCanceled)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, natsjobs.Canceled, st.State)
-	assert.Zero(t, st.Attempt)
-	assert.Zero(t, runCount(key(t)))
+	requireCanceledUnrun(ctx, t, q, sleepy, id)
 }
 
 // A running job cancelled has its ctx cancelled, and ends Canceled.
@@ -61,4 +56,18 @@ func TestCancelRunning(t *testing.T) {
 	out, err := natsjobs.Wait(ctx, q, double, id)
 	require.NoError(t, err)
 	assert.Equal(t, 4, out)
+}
+
+// requireCanceledUnrun waits for job id of task, and requires that it
+// ended Canceled without an attempt and that nothing ran with the
+// test's key.
+func requireCanceledUnrun[In, Out any](ctx context.Context, t *testing.T, q *natsjobs.Queue, task pool.Task[In, Out], id natsjobs.ID) {
+	t.Helper()
+	_, err := natsjobs.Wait(ctx, q, task, id)
+	require.ErrorIs(t, err, natsjobs.ErrCanceled)
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Canceled, st.State)
+	assert.Zero(t, st.Attempt)
+	assert.Zero(t, runCount(key(t)))
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,13 +29,7 @@ const lateness = 3 * time.Second
 // "jobs" holds: schedules, and due jobs not yet past Retention.
 func scheduledJobs(t *testing.T, nc *nats.Conn) uint64 {
 	t.Helper()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	s, err := js.Stream(testCtx(t), "OFFLOAD_JOBS_jobs_SCHEDULED")
-	require.NoError(t, err)
-	info, err := s.Info(testCtx(t))
-	require.NoError(t, err)
-	return info.State.Msgs
+	return storedMsgs(t, nc, "OFFLOAD_JOBS_jobs_SCHEDULED")
 }
 
 // assertScheduledBefore asserts that job id is Scheduled, if the read of
@@ -178,13 +171,7 @@ func TestCancelScheduled(t *testing.T) {
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	_, err = natsjobs.Wait(ctx, q, stamped, later)
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, stamped, id)
-	require.ErrorIs(t, err, natsjobs.ErrCanceled)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, natsjobs.Canceled, st.State)
-	assert.Zero(t, st.Attempt)
-	assert.Zero(t, runCount(key(t)))
+	requireCanceledUnrun(ctx, t, q, stamped, id)
 }
 
 // Key and Delay together: the second Enqueue with the key schedules

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -77,8 +76,7 @@ func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
 		require.NoError(t, err)
 	}
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	cons, err := js.Consumer(ctx, "OFFLOAD_JOBS_jobs", "workers")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)

@@ -18,13 +18,25 @@ import (
 // queuedJobs is how many messages the work stream of queue "jobs" holds.
 func queuedJobs(t *testing.T, nc *nats.Conn) uint64 {
 	t.Helper()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	s, err := js.Stream(testCtx(t), "OFFLOAD_JOBS_jobs")
+	return storedMsgs(t, nc, "OFFLOAD_JOBS_jobs")
+}
+
+// storedMsgs is how many messages stream holds.
+func storedMsgs(t *testing.T, nc *nats.Conn, stream string) uint64 {
+	t.Helper()
+	s, err := jetStream(t, nc).Stream(testCtx(t), stream)
 	require.NoError(t, err)
 	info, err := s.Info(testCtx(t))
 	require.NoError(t, err)
 	return info.State.Msgs
+}
+
+// jetStream is nc's JetStream.
+func jetStream(t *testing.T, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -137,8 +149,7 @@ func TestQueuedInputDecodesIntoAGrownStruct(t *testing.T) {
 	ctx := testCtx(t)
 	body, err := msgpack.Marshal(First{Name: "old"})
 	require.NoError(t, err)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job.oldbuild1", Data: body, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", "natsjobs.second")
 	_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID("oldbuild1"))

@@ -3,7 +3,6 @@ package natsjobs_test
 import (
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,8 +18,7 @@ func TestKeyClaimedForAJobNotStoredYet(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	keys, err := js.KeyValue(ctx, "OFFLOAD_JOBS_jobs_KEYS")
 	require.NoError(t, err)
 	waits := make(chan natsjobs.ID, 100)

@@ -22,8 +22,7 @@ func TestStatusReadsTheLeaderNotALaggingReplica(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	// The mirror answers direct gets once it has mirrored a message: it
 	// mirrors one record, of no job.
 	kv, err := js.KeyValue(ctx, "OFFLOAD_JOBS_jobs_STATUS")

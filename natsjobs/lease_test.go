@@ -86,9 +86,8 @@ func TestGarbageIsDropped(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	_, err = js.Publish(ctx, "offload.jobs.jobs.job.notask", []byte("garbage"))
+	js := jetStream(t, nc)
+	_, err := js.Publish(ctx, "offload.jobs.jobs.job.notask", []byte("garbage"))
 	require.NoError(t, err)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job.badinput", Data: []byte{0xc1}, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", "natsjobs.double")
@@ -201,11 +200,10 @@ func (g *group) Wait() error {
 // hand: a task this binary may not have. It returns the JetStream it used.
 func publishJob(t *testing.T, nc *nats.Conn, id, task string) jetstream.JetStream {
 	t.Helper()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job." + id, Data: []byte{0x80}, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", task)
-	_, err = js.PublishMsg(testCtx(t), msg, jetstream.WithMsgID(id))
+	_, err := js.PublishMsg(testCtx(t), msg, jetstream.WithMsgID(id))
 	require.NoError(t, err)
 	return js
 }

@@ -53,9 +53,9 @@ func startQueue(t *testing.T, o natsjobs.Options) (*natsjobs.Queue, *nats.Conn) 
 	return open(t, nc, o), nc
 }
 
-// startRestartable starts a server with JetStream that listens, so that
-// it can be restarted under a client, and connects a client that
-// reconnects for as long as the test runs. The server shuts down after
+// startRestartable starts a server with JetStream that listens (for
+// other processes, and to be restarted under its clients), and connects
+// a client that reconnects for as long as the test runs. The server shuts down after
 // the test's later cleanups (a Serve's end).
 func startRestartable(t *testing.T) (*embedded.Server, *nats.Conn) {
 	t.Helper()

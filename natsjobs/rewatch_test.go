@@ -23,12 +23,7 @@ func TestWaitHearsTheEndAfterAServerRestart(t *testing.T) {
 	ctx := testCtx(t)
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 
-	k := key(t)
-	gate := make(chan struct{})
-	gates.Store(k, gate)
-	id, err := natsjobs.Enqueue(ctx, q, gated, Keyed{Key: k})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
+	id, k, gate := enqueueGated(ctx, t, q)
 	type waited struct {
 		out string
 		err error
