@@ -19,11 +19,8 @@ func TestCancelQueued(t *testing.T) {
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t)})
 	require.NoError(t, err)
-	require.NoError(t, q.Cancel(ctx, id))
+	requireCancelsOnce(ctx, t, q, id)
 	assert.Zero(t, queuedJobs(t, nc), "out of the work stream")
-	err = q.Cancel(ctx, id)
-	require.ErrorIs(t, err, natsjobs.ErrEnded)
-	assert.ErrorContains(t, err, "canceled")
 	assert.ErrorIs(t, q.Cancel(ctx, "nosuchjob"), natsjobs.ErrNotFound)
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
@@ -70,4 +67,14 @@ func requireCanceledUnrun[In, Out any](ctx context.Context, t *testing.T, q *nat
 	assert.Equal(t, natsjobs.Canceled, st.State)
 	assert.Zero(t, st.Attempt)
 	assert.Zero(t, runCount(key(t)))
+}
+
+// requireCancelsOnce cancels job id, and requires that cancelling it
+// again says it ended, cancelled.
+func requireCancelsOnce(ctx context.Context, t *testing.T, q *natsjobs.Queue, id natsjobs.ID) {
+	t.Helper()
+	require.NoError(t, q.Cancel(ctx, id))
+	err := q.Cancel(ctx, id)
+	require.ErrorIs(t, err, natsjobs.ErrEnded)
+	assert.ErrorContains(t, err, "canceled")
 }

@@ -19,16 +19,7 @@ func TestDrainLetsARunningJobFinish(t *testing.T) {
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond})
 	require.NoError(t, err)
-	serveCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{Drain: 20 * time.Second})
-	}()
-	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
-	stop()
-	require.NoError(t, <-done)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
+	st := statusAfterServeStops(ctx, t, q, id, natsjobs.ServeOptions{Drain: 20 * time.Second})
 	assert.Equal(t, natsjobs.Succeeded, st.State, "finished before Serve returned")
 	assert.Equal(t, 1, st.Attempt)
 }
@@ -41,16 +32,7 @@ func TestDrainHandsBackTheRest(t *testing.T) {
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond}, natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
-	serveCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	}()
-	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
-	stop()
-	require.NoError(t, <-done)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
+	st := statusAfterServeStops(ctx, t, q, id, natsjobs.ServeOptions{})
 	assert.Equal(t, natsjobs.Queued, st.State, "handed back")
 	assert.Zero(t, st.Attempt)
 
@@ -59,6 +41,19 @@ func TestDrainHandsBackTheRest(t *testing.T) {
 	require.NoError(t, err, "its one attempt was not used up")
 	assert.Equal(t, "slept", out)
 	assert.Equal(t, 2, runCount(key(t)))
+}
+
+// statusAfterServeStops serves q with a pool of one worker until the
+// test's key has run once, then ends Serve's ctx, requires that Serve
+// returns no error, and returns job id's status.
+func statusAfterServeStops(ctx context.Context, t *testing.T, q *natsjobs.Queue, id natsjobs.ID, o natsjobs.ServeOptions) natsjobs.Status {
+	t.Helper()
+	stop := serveStoppable(t, q, newPool(t, pool.Options{Workers: 1}), o)
+	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
+	stop()
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	return st
 }
 
 // Serve takes no job its pool has no free slot for: with one worker

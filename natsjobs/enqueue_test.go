@@ -31,6 +31,14 @@ func storedMsgs(t *testing.T, nc *nats.Conn, stream string) uint64 {
 	return info.State.Msgs
 }
 
+// keyValue is nc's bucket.
+func keyValue(t *testing.T, nc *nats.Conn, bucket string) jetstream.KeyValue {
+	t.Helper()
+	kv, err := jetStream(t, nc).KeyValue(testCtx(t), bucket)
+	require.NoError(t, err)
+	return kv
+}
+
 // jetStream is nc's JetStream.
 func jetStream(t *testing.T, nc *nats.Conn) jetstream.JetStream {
 	t.Helper()

@@ -18,15 +18,13 @@ func TestKeyClaimedForAJobNotStoredYet(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	js := jetStream(t, nc)
-	keys, err := js.KeyValue(ctx, "OFFLOAD_JOBS_jobs_KEYS")
-	require.NoError(t, err)
+	keys := keyValue(t, nc, "OFFLOAD_JOBS_jobs_KEYS")
 	waits := make(chan natsjobs.ID, 100)
 	natsjobs.HearKeyWaitsForTest(q, waits)
 
 	// The first Enqueue's claim, its publish failing: the key is given up.
 	failing := nuid.Next()
-	_, err = keys.Create(ctx, natsjobs.KeyOfForTest("a"), []byte(failing))
+	_, err := keys.Create(ctx, natsjobs.KeyOfForTest("a"), []byte(failing))
 	require.NoError(t, err)
 	second := make(chan natsjobs.ID, 1)
 	go func() {

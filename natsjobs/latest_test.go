@@ -25,9 +25,7 @@ func TestStatusReadsTheLeaderNotALaggingReplica(t *testing.T) {
 	js := jetStream(t, nc)
 	// The mirror answers direct gets once it has mirrored a message: it
 	// mirrors one record, of no job.
-	kv, err := js.KeyValue(ctx, "OFFLOAD_JOBS_jobs_STATUS")
-	require.NoError(t, err)
-	_, err = kv.Put(ctx, "nojob", []byte("x"))
+	_, err := keyValue(t, nc, "OFFLOAD_JOBS_jobs_STATUS").Put(ctx, "nojob", []byte("x"))
 	require.NoError(t, err)
 	mirror, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:         "LAGGING",

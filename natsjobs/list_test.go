@@ -1,7 +1,6 @@
 package natsjobs_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -147,17 +146,12 @@ func TestListRetriedJob(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	serveCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	}()
+	stop := serveStoppable(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)})
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, permanent, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	stop()
-	require.NoError(t, <-done)
 
 	require.NoError(t, q.Retry(ctx, id))
 	queued, err := q.List(ctx, natsjobs.Queued, 10)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,11 +107,23 @@ func newPool(t *testing.T, o pool.Options) *pool.Pool {
 // serve runs Serve until the test ends.
 func serve(t *testing.T, q *natsjobs.Queue, p *pool.Pool, o natsjobs.ServeOptions) {
 	t.Helper()
+	serveStoppable(t, q, p, o)
+}
+
+// serveStoppable runs Serve until stop is called, or the test ends; stop
+// ends Serve's ctx and requires that Serve returns no error.
+func serveStoppable(t *testing.T, q *natsjobs.Queue, p *pool.Pool, o natsjobs.ServeOptions) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- natsjobs.Serve(ctx, q, p, o) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }

@@ -28,9 +28,7 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 
 	id, err := natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute}, natsjobs.Timeout(time.Second), natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, stubborn, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.ErrorContains(t, err, "natsjobs: attempt 1 timed out after 1s")
+	assert.ErrorContains(t, waitDead(ctx, t, q, stubborn, id), "natsjobs: attempt 1 timed out after 1s")
 	require.Eventually(t, func() bool { return p.Stats().Terminated == 1 }, 20*time.Second, 5*time.Millisecond, "killed")
 
 	started := filepath.Join(t.TempDir(), "started")
@@ -60,9 +58,7 @@ func TestPermanentFromAWorkerProcess(t *testing.T) {
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, permanent, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.ErrorContains(t, err, "bad input, not worth retrying")
+	assert.ErrorContains(t, waitDead(ctx, t, q, permanent, id), "bad input, not worth retrying")
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Attempt, "not retried")

@@ -37,10 +37,15 @@ func (fakeTracer) Extract(ctx context.Context, carrier map[string]string) contex
 	return context.WithValue(ctx, traceKey{}, carrier["trace"])
 }
 
+// traceIn is the fake trace context ctx has ("" for none).
+func traceIn(ctx context.Context) string {
+	v, _ := ctx.Value(traceKey{}).(string)
+	return v
+}
+
 // traceOf answers with the trace context its ctx has.
 var traceOf = pool.Register("natsjobs.traceof", func(ctx context.Context, _ struct{}) (string, error) {
-	v, _ := ctx.Value(traceKey{}).(string)
-	return v, nil
+	return traceIn(ctx), nil
 })
 
 // The enqueuer's trace context is stored with the job and reaches the
@@ -85,8 +90,7 @@ var traceSecond = pool.Register("natsjobs.tracesecond", func(ctx context.Context
 	if ran(in.Key) == 1 {
 		return "", natsjobs.Permanent(errors.New("not yet"))
 	}
-	v, _ := ctx.Value(traceKey{}).(string)
-	return v, nil
+	return traceIn(ctx), nil
 })
 
 // A dead job keeps its enqueuer's trace context: run again by Retry, it
@@ -98,8 +102,7 @@ func TestRetriedJobKeepsItsTrace(t *testing.T) {
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-7"), q, traceSecond, Keyed{Key: key(t)})
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, traceSecond, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
+	waitDead(ctx, t, q, traceSecond, id)
 	require.NoError(t, q.Retry(ctx, id))
 	out, err := natsjobs.Wait(ctx, q, traceSecond, id)
 	require.NoError(t, err)
