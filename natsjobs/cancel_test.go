@@ -48,11 +48,7 @@ func TestCancelRunning(t *testing.T) {
 	assert.ErrorIs(t, err, natsjobs.ErrEnded)
 
 	// The worker is free again.
-	id, err = natsjobs.Enqueue(ctx, q, double, Num{2})
-	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 4, out)
+	requireDoubled(ctx, t, q, 2)
 }
 
 // requireCanceledUnrun waits for job id of task, and requires that it

@@ -43,19 +43,6 @@ func TestDrainHandsBackTheRest(t *testing.T) {
 	assert.Equal(t, 2, runCount(key(t)))
 }
 
-// statusAfterServeStops serves q with a pool of one worker until the
-// test's key has run once, then ends Serve's ctx, requires that Serve
-// returns no error, and returns job id's status.
-func statusAfterServeStops(ctx context.Context, t *testing.T, q *natsjobs.Queue, id natsjobs.ID, o natsjobs.ServeOptions) natsjobs.Status {
-	t.Helper()
-	stop := serveStoppable(t, q, newPool(t, pool.Options{Workers: 1}), o)
-	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
-	stop()
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
-	return st
-}
-
 // Serve takes no job its pool has no free slot for: with one worker
 // busy, the other jobs stay in the stream, undelivered, their leases not
 // running.
@@ -83,4 +70,17 @@ func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
 		_, err := natsjobs.Wait(ctx, q, sleepy, id)
 		require.NoError(t, err)
 	}
+}
+
+// statusAfterServeStops serves q with a pool of one worker until the
+// test's key has run once, then ends Serve's ctx, requires that Serve
+// returns no error, and returns job id's status.
+func statusAfterServeStops(ctx context.Context, t *testing.T, q *natsjobs.Queue, id natsjobs.ID, o natsjobs.ServeOptions) natsjobs.Status {
+	t.Helper()
+	stop := serveStoppable(t, q, newPool(t, pool.Options{Workers: 1}), o)
+	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
+	stop()
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	return st
 }

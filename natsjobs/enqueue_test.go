@@ -1,6 +1,7 @@
 package natsjobs_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,32 +20,6 @@ import (
 func queuedJobs(t *testing.T, nc *nats.Conn) uint64 {
 	t.Helper()
 	return storedMsgs(t, nc, "OFFLOAD_JOBS_jobs")
-}
-
-// storedMsgs is how many messages stream holds.
-func storedMsgs(t *testing.T, nc *nats.Conn, stream string) uint64 {
-	t.Helper()
-	s, err := jetStream(t, nc).Stream(testCtx(t), stream)
-	require.NoError(t, err)
-	info, err := s.Info(testCtx(t))
-	require.NoError(t, err)
-	return info.State.Msgs
-}
-
-// keyValue is nc's bucket.
-func keyValue(t *testing.T, nc *nats.Conn, bucket string) jetstream.KeyValue {
-	t.Helper()
-	kv, err := jetStream(t, nc).KeyValue(testCtx(t), bucket)
-	require.NoError(t, err)
-	return kv
-}
-
-// jetStream is nc's JetStream.
-func jetStream(t *testing.T, nc *nats.Conn) jetstream.JetStream {
-	t.Helper()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	return js
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -112,11 +87,7 @@ func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 	// A refused key names no job: the key works once there is room.
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	require.Eventually(t, func() bool { return queuedJobs(t, nc) == 0 }, 20*time.Second, 10*time.Millisecond)
-	id, err := natsjobs.Enqueue(ctx, q, double, Num{5}, natsjobs.Key("k"))
-	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 10, out)
+	requireDoubled(ctx, t, q, 5, natsjobs.Key("k"))
 }
 
 // MaxBytes bounds the work stream's bytes as MaxJobs bounds its jobs.
@@ -167,4 +138,42 @@ func TestQueuedInputDecodesIntoAGrownStruct(t *testing.T) {
 	out, err := natsjobs.Wait(ctx, q, second, "oldbuild1")
 	require.NoError(t, err)
 	assert.Equal(t, "old/", out)
+}
+
+// storedMsgs is how many messages stream holds.
+func storedMsgs(t *testing.T, nc *nats.Conn, stream string) uint64 {
+	t.Helper()
+	s, err := jetStream(t, nc).Stream(testCtx(t), stream)
+	require.NoError(t, err)
+	info, err := s.Info(testCtx(t))
+	require.NoError(t, err)
+	return info.State.Msgs
+}
+
+// keyValue is nc's bucket.
+func keyValue(t *testing.T, nc *nats.Conn, bucket string) jetstream.KeyValue {
+	t.Helper()
+	kv, err := jetStream(t, nc).KeyValue(testCtx(t), bucket)
+	require.NoError(t, err)
+	return kv
+}
+
+// jetStream is nc's JetStream.
+func jetStream(t *testing.T, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
+}
+
+// requireDoubled enqueues a double of n, with opts, and requires that it
+// answers 2n. It returns the job.
+func requireDoubled(ctx context.Context, t *testing.T, q *natsjobs.Queue, n int, opts ...natsjobs.EnqueueOption) natsjobs.ID {
+	t.Helper()
+	id, err := natsjobs.Enqueue(ctx, q, double, Num{n}, opts...)
+	require.NoError(t, err)
+	out, err := natsjobs.Wait(ctx, q, double, id)
+	require.NoError(t, err)
+	assert.Equal(t, 2*n, out)
+	return id
 }

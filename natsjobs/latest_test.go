@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
@@ -39,11 +38,7 @@ func TestStatusReadsTheLeaderNotALaggingReplica(t *testing.T) {
 	}, 20*time.Second, 10*time.Millisecond)
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	id, err := natsjobs.Enqueue(ctx, q, double, Num{4})
-	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 8, out)
+	id := requireDoubled(ctx, t, q, 4)
 	for range 20 { // the mirror answers about half the direct gets
 		st, err := q.Status(ctx, id)
 		require.NoError(t, err)

@@ -42,11 +42,7 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	require.Eventually(t, func() bool { return p.Stats().Terminated == 2 }, 20*time.Second, 5*time.Millisecond, "killed")
 
 	// The pool's one worker slot is free again.
-	id, err = natsjobs.Enqueue(ctx, q, double, Num{4})
-	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 8, out)
+	requireDoubled(ctx, t, q, 4)
 }
 
 // A Permanent error crosses from a worker process: the job is dead at

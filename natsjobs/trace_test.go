@@ -48,6 +48,15 @@ var traceOf = pool.Register("natsjobs.traceof", func(ctx context.Context, _ stru
 	return traceIn(ctx), nil
 })
 
+// traceSecond fails for good on its first run for a key, and answers
+// with its ctx's trace context after.
+var traceSecond = pool.Register("natsjobs.tracesecond", func(ctx context.Context, in Keyed) (string, error) {
+	if ran(in.Key) == 1 {
+		return "", natsjobs.Permanent(errors.New("not yet"))
+	}
+	return traceIn(ctx), nil
+})
+
 // The enqueuer's trace context is stored with the job and reaches the
 // task's ctx through the queue's Tracer.
 func TestEnqueuersTraceReachesTheTask(t *testing.T) {
@@ -83,15 +92,6 @@ func TestTooLargeATraceContextStoresNoJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Depth)
 }
-
-// traceSecond fails for good on its first run for a key, and answers
-// with its ctx's trace context after.
-var traceSecond = pool.Register("natsjobs.tracesecond", func(ctx context.Context, in Keyed) (string, error) {
-	if ran(in.Key) == 1 {
-		return "", natsjobs.Permanent(errors.New("not yet"))
-	}
-	return traceIn(ctx), nil
-})
 
 // A dead job keeps its enqueuer's trace context: run again by Retry, it
 // runs in the same trace.
