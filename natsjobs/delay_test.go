@@ -3,7 +3,6 @@ package natsjobs_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -235,18 +233,12 @@ func TestNegativeDelayFails(t *testing.T) {
 // A job due in an hour is Scheduled until then; cancelled, it never runs.
 func ExampleDelay() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "natsjobs-example")
-	defer os.RemoveAll(dir)
-	server, _ := embedded.Start(embedded.Options{StoreDir: dir})
-	defer server.Shutdown()
-	nc, _ := server.Connect()
-	defer nc.Close()
-	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "reminders"})
+	q, stop, err := startExample(natsjobs.Options{Name: "reminders"}, 0)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer q.Close()
+	defer stop()
 
 	id, err := natsjobs.Enqueue(ctx, q, ExportReport, Report{Customer: "acme"}, natsjobs.Delay(time.Hour))
 	if err != nil {
