@@ -1,14 +1,12 @@
 package poolotel_test
 
 import (
-	"context"
 	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
@@ -23,12 +21,10 @@ import (
 // times of a job that succeeded, one retried then dead, one canceled.
 func TestRegisterJobs(t *testing.T) {
 	q := jobstest.Open(t, natsjobs.Options{})
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	reg, err := poolotel.RegisterJobs(provider.Meter("test"), "reports", q)
+	meter, reader := newMeter(t)
+	reg, err := poolotel.RegisterJobs(meter, "reports", q)
 	require.NoError(t, err)
-	_, err = poolotel.RegisterJobs(provider.Meter("test"), "nil", nil)
+	_, err = poolotel.RegisterJobs(meter, "nil", nil)
 	require.Error(t, err)
 
 	queueAttr := attribute.String("queue", "reports")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -40,6 +41,16 @@ var (
 		return 0, nil
 	})
 )
+
+// newMeter is a meter whose metrics reader reads; its provider shuts
+// down when the test ends.
+func newMeter(t *testing.T) (metric.Meter, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	return provider.Meter("test"), reader
+}
 
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
 	t.Helper()
@@ -102,12 +113,10 @@ func TestRegister(t *testing.T) {
 	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 	require.NoError(t, err)
 	defer p.Close()
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	reg, err := poolotel.Register(provider.Meter("test"), "p", p)
+	meter, reader := newMeter(t)
+	reg, err := poolotel.Register(meter, "p", p)
 	require.NoError(t, err)
-	_, err = poolotel.Register(provider.Meter("test"), "nil", nil)
+	_, err = poolotel.Register(meter, "nil", nil)
 	require.Error(t, err)
 
 	ctx := context.Background()
@@ -175,10 +184,8 @@ func TestRegisterSlowTasks(t *testing.T) {
 	p, err := pool.New(pool.Options{Workers: 1, SlowTaskAfter: time.Millisecond})
 	require.NoError(t, err)
 	defer p.Close()
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	reg, err := poolotel.Register(provider.Meter("test"), "slow", p)
+	meter, reader := newMeter(t)
+	reg, err := poolotel.Register(meter, "slow", p)
 	require.NoError(t, err)
 	defer reg.Unregister()
 
