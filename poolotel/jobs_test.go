@@ -35,10 +35,7 @@ func TestRegisterJobs(t *testing.T) {
 	assert.Positive(t, point(t, m["offload.jobs.oldest"], queueAttr))
 	assert.Equal(t, 1.0, point(t, m["offload.jobs.canceled"], queueAttr, task("jobstest.hold")))
 
-	p, err := pool.New(pool.Options{Workers: 2, Logger: jobstest.Quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	q.RunThree(t, p)
+	q.RunThree(t)
 	m = collect(t, reader)
 	for _, want := range []struct {
 		task                                                  string
@@ -74,9 +71,7 @@ func TestRegisterJobs(t *testing.T) {
 func TestJobTraceFromEnqueueToAWorkerProcess(t *testing.T) {
 	tr := newTraced(t)
 	q := jobstest.Open(t, natsjobs.Options{Tracer: tr.tracer})
-	p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess, Tracer: tr.tracer, Logger: jobstest.Quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
+	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Tracer: tr.tracer, Logger: jobstest.Quiet})
 	q.Serve(t, p)
 
 	id, err := natsjobs.Enqueue(tr.ctx, q.Queue, traceSeen, struct{}{})

@@ -42,6 +42,15 @@ var (
 	})
 )
 
+// newPool is a pool of o, closed when the test ends.
+func newPool(t *testing.T, o pool.Options) *pool.Pool {
+	t.Helper()
+	p, err := pool.New(o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
 // newMeter is a meter whose metrics reader reads; its provider shuts
 // down when the test ends.
 func newMeter(t *testing.T) (metric.Meter, *sdkmetric.ManualReader) {
@@ -110,9 +119,7 @@ func pointWhere[N int64 | float64](points []metricdata.DataPoint[N], has func(at
 // The instruments move as the pool works, read through the SDK's manual
 // reader; Unregister stops the reports.
 func TestRegister(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
-	require.NoError(t, err)
-	defer p.Close()
+	p := newPool(t, pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
 	meter, reader := newMeter(t)
 	reg, err := poolotel.Register(meter, "p", p)
 	require.NoError(t, err)
@@ -181,9 +188,7 @@ func TestRegister(t *testing.T) {
 
 // A task past SlowTaskAfter counts in offload.pool.tasks.slow.
 func TestRegisterSlowTasks(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 1, SlowTaskAfter: time.Millisecond})
-	require.NoError(t, err)
-	defer p.Close()
+	p := newPool(t, pool.Options{Workers: 1, SlowTaskAfter: time.Millisecond})
 	meter, reader := newMeter(t)
 	reg, err := poolotel.Register(meter, "slow", p)
 	require.NoError(t, err)

@@ -18,9 +18,7 @@ import (
 func TestRegisterSchedLatency(t *testing.T) {
 	meter, reader := newMeter(t)
 	for _, name := range []string{"a", "b"} {
-		p, err := pool.New(pool.Options{Workers: 1})
-		require.NoError(t, err)
-		defer p.Close()
+		p := newPool(t, pool.Options{Workers: 1})
 		reg, err := poolotel.Register(meter, name, p)
 		require.NoError(t, err)
 		defer reg.Unregister()
