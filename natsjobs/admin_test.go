@@ -53,8 +53,7 @@ func decodeJSON[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
 // runs it again, and sees it succeed.
 func TestAdminFindsAndRerunsADeadJob(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	h := adminMux(q)
 	ctx := testCtx(t)
@@ -106,8 +105,7 @@ func TestAdminFindsAndRerunsADeadJob(t *testing.T) {
 // Every route's answers: pages by cursor, cancel, and each error.
 func TestAdminHandlerAnswers(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	h := adminMux(q)
 	ctx := testCtx(t)
 	var ids []string
@@ -198,8 +196,7 @@ func TestAdminHandlerAnswers(t *testing.T) {
 // leaves the job dead.
 func TestAdminRetryIntoAFullQueue(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxJobs: 1})
+	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 1})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	h := adminMux(q)
 	ctx := testCtx(t)

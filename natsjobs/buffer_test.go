@@ -24,8 +24,7 @@ var withBuffer = pool.Register("natsjobs.withbuffer", func(_ context.Context, in
 // leaves the Buffer with its caller.
 func TestEnqueueRefusesABuffer(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	b, err := transfer.NewBuffer(3)
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package natsjobs_test
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 )
 
 // A Cancel made while the queue's streams have no leader (two servers
@@ -20,10 +18,7 @@ func TestCancelWaitsOutALeaderlessBucket(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	c, err := embedded.StartCluster(3, embedded.Options{StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(c.Shutdown)
-	nc := dialCluster(t, strings.Split(c.URLs(), ",")[0])
+	c, nc := startCluster(t)
 	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "cancelout", Replicas: 3, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = q.Close() })

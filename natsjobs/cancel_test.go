@@ -1,6 +1,7 @@
 package natsjobs_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -14,33 +15,22 @@ import (
 // A queued job cancelled never runs; cancelling it again says it ended.
 func TestCancelQueued(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t)})
 	require.NoError(t, err)
-	require.NoError(t, q.Cancel(ctx, id))
+	requireCancelsOnce(ctx, t, q, id)
 	assert.Zero(t, queuedJobs(t, nc), "out of the work stream")
-	err = q.Cancel(ctx, id)
-	require.ErrorIs(t, err, natsjobs.ErrEnded)
-	assert.ErrorContains(t, err, "canceled")
 	assert.ErrorIs(t, q.Cancel(ctx, "nosuchjob"), natsjobs.ErrNotFound)
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	_, err = natsjobs.Wait(ctx, q, sleepy, id)
-	require.ErrorIs(t, err, natsjobs.ErrCanceled)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, natsjobs.Canceled, st.State)
-	assert.Zero(t, st.Attempt)
-	assert.Zero(t, runCount(key(t)))
+	requireCanceledUnrun(ctx, t, q, sleepy, id)
 }
 
 // A running job cancelled has its ctx cancelled, and ends Canceled.
 func TestCancelRunning(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Minute})
@@ -58,9 +48,29 @@ func TestCancelRunning(t *testing.T) {
 	assert.ErrorIs(t, err, natsjobs.ErrEnded)
 
 	// The worker is free again.
-	id, err = natsjobs.Enqueue(ctx, q, double, Num{2})
+	requireDoubled(ctx, t, q, 2)
+}
+
+// requireCanceledUnrun waits for job id of task, and requires that it
+// ended Canceled without an attempt and that nothing ran with the
+// test's key.
+func requireCanceledUnrun[In, Out any](ctx context.Context, t *testing.T, q *natsjobs.Queue, task pool.Task[In, Out], id natsjobs.ID) {
+	t.Helper()
+	_, err := natsjobs.Wait(ctx, q, task, id)
+	require.ErrorIs(t, err, natsjobs.ErrCanceled)
+	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 4, out)
+	assert.Equal(t, natsjobs.Canceled, st.State)
+	assert.Zero(t, st.Attempt)
+	assert.Zero(t, runCount(key(t)))
+}
+
+// requireCancelsOnce cancels job id, and requires that cancelling it
+// again says it ended, cancelled.
+func requireCancelsOnce(ctx context.Context, t *testing.T, q *natsjobs.Queue, id natsjobs.ID) {
+	t.Helper()
+	require.NoError(t, q.Cancel(ctx, id))
+	err := q.Cancel(ctx, id)
+	require.ErrorIs(t, err, natsjobs.ErrEnded)
+	assert.ErrorContains(t, err, "canceled")
 }

@@ -15,18 +15,12 @@ import (
 // Serve stops when its pool or its queue closes, and says which.
 func TestServeStopsWhenItsPoolOrQueueCloses(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	p := newPool(t, pool.Options{Workers: 1})
 	done := make(chan error, 1)
 	go func() { done <- natsjobs.Serve(context.Background(), q, p, natsjobs.ServeOptions{}) }()
 	require.NoError(t, p.Close())
-	select {
-	case err := <-done:
-		assert.ErrorIs(t, err, pool.ErrClosed)
-	case <-time.After(20 * time.Second):
-		t.Fatal("Serve went on after its pool closed")
-	}
+	requireServeEnds(t, done, pool.ErrClosed, "its pool closed")
 
 	p = newPool(t, pool.Options{Workers: 1})
 	go func() { done <- natsjobs.Serve(context.Background(), q, p, natsjobs.ServeOptions{}) }()
@@ -36,12 +30,19 @@ func TestServeStopsWhenItsPoolOrQueueCloses(t *testing.T) {
 	_, err = natsjobs.Wait(testCtx(t), q, double, id)
 	require.NoError(t, err)
 	require.NoError(t, q.Close())
-	select {
-	case err := <-done:
-		assert.ErrorIs(t, err, natsjobs.ErrQueueClosed)
-	case <-time.After(20 * time.Second):
-		t.Fatal("Serve went on after its queue closed")
-	}
+	requireServeEnds(t, done, natsjobs.ErrQueueClosed, "its queue closed")
 	_, err = natsjobs.Wait(testCtx(t), q, double, "anyid")
 	assert.ErrorIs(t, err, natsjobs.ErrQueueClosed)
+}
+
+// requireServeEnds requires that the Serve reporting on done returns
+// want within 20 s of what happened (which should have ended it).
+func requireServeEnds(t *testing.T, done <-chan error, want error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, want)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Serve went on after %s", what)
+	}
 }

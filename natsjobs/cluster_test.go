@@ -128,6 +128,16 @@ func TestClusterLosesNoJobWhenAServerDies(t *testing.T) {
 	requireCaughtUp(ctx, t, js, jobs)
 }
 
+// startCluster starts a cluster of three servers and connects to the
+// first, reconnecting for as long as the test runs.
+func startCluster(t *testing.T) (*embedded.Cluster, *nats.Conn) {
+	t.Helper()
+	c, err := embedded.StartCluster(3, embedded.Options{StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(c.Shutdown)
+	return c, dialCluster(t, strings.Split(c.URLs(), ",")[0])
+}
+
 // dialCluster connects to urls, reconnecting for as long as the test runs.
 func dialCluster(t *testing.T, urls string) *nats.Conn {
 	t.Helper()

@@ -3,17 +3,14 @@ package natsjobs_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -30,13 +27,7 @@ const lateness = 3 * time.Second
 // "jobs" holds: schedules, and due jobs not yet past Retention.
 func scheduledJobs(t *testing.T, nc *nats.Conn) uint64 {
 	t.Helper()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	s, err := js.Stream(testCtx(t), "OFFLOAD_JOBS_jobs_SCHEDULED")
-	require.NoError(t, err)
-	info, err := s.Info(testCtx(t))
-	require.NoError(t, err)
-	return info.State.Msgs
+	return storedMsgs(t, nc, "OFFLOAD_JOBS_jobs_SCHEDULED")
 }
 
 // assertScheduledBefore asserts that job id is Scheduled, if the read of
@@ -70,8 +61,7 @@ func assertRanWhenDue(t *testing.T, q *natsjobs.Queue, id natsjobs.ID, earliest,
 
 func TestDelayedJobRunsWhenDue(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	const delay = 1500 * time.Millisecond
@@ -88,12 +78,7 @@ func TestDelayedJobRunsWhenDue(t *testing.T) {
 // runs when due.
 func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
-	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
-	require.NoError(t, err)
-	defer nc.Close()
+	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
 	due := time.Now().Add(4 * time.Second)
@@ -101,8 +86,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 	require.NoError(t, err)
 	assertScheduledBefore(t, q, id, due)
 
-	require.NoError(t, s.Restart())
-	require.Eventually(t, func() bool { return nc.IsConnected() }, 20*time.Second, 10*time.Millisecond)
+	restart(t, s, nc)
 	require.True(t, time.Now().Before(due), "the restart took past the job's due time")
 	assertScheduledBefore(t, q, id, due)
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
@@ -110,8 +94,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 
 	// Its due copy, still in the schedules stream, does not run it again
 	// after another restart: a job due after it has run, on one worker.
-	require.NoError(t, s.Restart())
-	require.Eventually(t, func() bool { return nc.IsConnected() }, 20*time.Second, 10*time.Millisecond)
+	restart(t, s, nc)
 	later, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t) + "/later"}, natsjobs.Delay(100*time.Millisecond))
 	require.NoError(t, err)
 	// Status, not Wait: a Queue's watch hears nothing for some seconds
@@ -127,8 +110,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 // outside it, and enters and runs once there is room.
 func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxJobs: 1})
+	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 1})
 	ctx := testCtx(t)
 	first, err := natsjobs.Enqueue(ctx, q, double, Num{1})
 	require.NoError(t, err)
@@ -170,16 +152,12 @@ func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 // A scheduled job cancelled never runs.
 func TestCancelScheduled(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Delay(time.Second))
 	require.NoError(t, err)
-	require.NoError(t, q.Cancel(ctx, id))
+	requireCancelsOnce(ctx, t, q, id)
 	assert.Zero(t, scheduledJobs(t, nc), "out of the schedules stream")
-	err = q.Cancel(ctx, id)
-	require.ErrorIs(t, err, natsjobs.ErrEnded)
-	assert.ErrorContains(t, err, "canceled")
 
 	// A job due later, on one worker, runs after the cancelled one would
 	// have: then it has not.
@@ -188,21 +166,14 @@ func TestCancelScheduled(t *testing.T) {
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	_, err = natsjobs.Wait(ctx, q, stamped, later)
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, stamped, id)
-	require.ErrorIs(t, err, natsjobs.ErrCanceled)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
-	assert.Equal(t, natsjobs.Canceled, st.State)
-	assert.Zero(t, st.Attempt)
-	assert.Zero(t, runCount(key(t)))
+	requireCanceledUnrun(ctx, t, q, stamped, id)
 }
 
 // Key and Delay together: the second Enqueue with the key schedules
 // nothing and returns the first job's id.
 func TestKeyWithDelay(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	first, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Key("once"), natsjobs.Delay(500*time.Millisecond))
 	require.NoError(t, err)
@@ -223,8 +194,7 @@ func TestKeyWithDelay(t *testing.T) {
 // at once, with no schedule. The last Delay or At wins.
 func TestDelayZeroAndAtPastRunNow(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	for i, opts := range [][]natsjobs.EnqueueOption{
 		{natsjobs.Delay(0)},
@@ -247,8 +217,7 @@ func TestDelayZeroAndAtPastRunNow(t *testing.T) {
 // (nor claims the key).
 func TestNegativeDelayFails(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	_, err := natsjobs.Enqueue(ctx, q, double, Num{1}, natsjobs.Key("k"), natsjobs.Delay(-time.Second))
 	require.EqualError(t, err, `natsjobs: Enqueue of task "natsjobs.double": negative Delay -1s`)
@@ -264,18 +233,12 @@ func TestNegativeDelayFails(t *testing.T) {
 // A job due in an hour is Scheduled until then; cancelled, it never runs.
 func ExampleDelay() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "natsjobs-example")
-	defer os.RemoveAll(dir)
-	server, _ := embedded.Start(embedded.Options{StoreDir: dir})
-	defer server.Shutdown()
-	nc, _ := server.Connect()
-	defer nc.Close()
-	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "reminders"})
+	q, stop, err := startExample(natsjobs.Options{Name: "reminders"}, 0)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer q.Close()
+	defer stop()
 
 	id, err := natsjobs.Enqueue(ctx, q, ExportReport, Report{Customer: "acme"}, natsjobs.Delay(time.Hour))
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,21 +15,11 @@ import (
 // When Serve's ctx ends, a job that finishes within Drain finishes there.
 func TestDrainLetsARunningJobFinish(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond})
 	require.NoError(t, err)
-	serveCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{Drain: 20 * time.Second})
-	}()
-	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
-	stop()
-	require.NoError(t, <-done)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
+	st := statusAfterServeStops(ctx, t, q, id, natsjobs.ServeOptions{Drain: 20 * time.Second})
 	assert.Equal(t, natsjobs.Succeeded, st.State, "finished before Serve returned")
 	assert.Equal(t, 1, st.Attempt)
 }
@@ -39,21 +28,11 @@ func TestDrainLetsARunningJobFinish(t *testing.T) {
 // without using an attempt: the next worker runs it as attempt 1.
 func TestDrainHandsBackTheRest(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond}, natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
-	serveCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	}()
-	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
-	stop()
-	require.NoError(t, <-done)
-	st, err := q.Status(ctx, id)
-	require.NoError(t, err)
+	st := statusAfterServeStops(ctx, t, q, id, natsjobs.ServeOptions{})
 	assert.Equal(t, natsjobs.Queued, st.State, "handed back")
 	assert.Zero(t, st.Attempt)
 
@@ -69,8 +48,7 @@ func TestDrainHandsBackTheRest(t *testing.T) {
 // running.
 func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	k := key(t)
 	ids := make([]natsjobs.ID, 3)
@@ -80,8 +58,7 @@ func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
 		require.NoError(t, err)
 	}
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	cons, err := js.Consumer(ctx, "OFFLOAD_JOBS_jobs", "workers")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
@@ -93,4 +70,17 @@ func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
 		_, err := natsjobs.Wait(ctx, q, sleepy, id)
 		require.NoError(t, err)
 	}
+}
+
+// statusAfterServeStops serves q with a pool of one worker until the
+// test's key has run once, then ends Serve's ctx, requires that Serve
+// returns no error, and returns job id's status.
+func statusAfterServeStops(ctx context.Context, t *testing.T, q *natsjobs.Queue, id natsjobs.ID, o natsjobs.ServeOptions) natsjobs.Status {
+	t.Helper()
+	stop := serveStoppable(t, q, newPool(t, pool.Options{Workers: 1}), o)
+	require.Eventually(t, func() bool { return runCount(key(t)) == 1 }, 20*time.Second, 5*time.Millisecond)
+	stop()
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	return st
 }

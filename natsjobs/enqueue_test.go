@@ -1,6 +1,7 @@
 package natsjobs_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -18,19 +19,12 @@ import (
 // queuedJobs is how many messages the work stream of queue "jobs" holds.
 func queuedJobs(t *testing.T, nc *nats.Conn) uint64 {
 	t.Helper()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	s, err := js.Stream(testCtx(t), "OFFLOAD_JOBS_jobs")
-	require.NoError(t, err)
-	info, err := s.Info(testCtx(t))
-	require.NoError(t, err)
-	return info.State.Msgs
+	return storedMsgs(t, nc, "OFFLOAD_JOBS_jobs")
 }
 
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{21})
 	require.NoError(t, err)
@@ -62,8 +56,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestKeyIsIdempotent(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	first, err := natsjobs.Enqueue(ctx, q, double, Num{1}, natsjobs.Key("order 42/é"))
 	require.NoError(t, err)
@@ -78,8 +71,7 @@ func TestKeyIsIdempotent(t *testing.T) {
 
 func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxJobs: 3})
+	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 3})
 	ctx := testCtx(t)
 	for i := range 3 {
 		_, err := natsjobs.Enqueue(ctx, q, double, Num{i})
@@ -95,18 +87,13 @@ func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 	// A refused key names no job: the key works once there is room.
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	require.Eventually(t, func() bool { return queuedJobs(t, nc) == 0 }, 20*time.Second, 10*time.Millisecond)
-	id, err := natsjobs.Enqueue(ctx, q, double, Num{5}, natsjobs.Key("k"))
-	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 10, out)
+	requireDoubled(ctx, t, q, 5, natsjobs.Key("k"))
 }
 
 // MaxBytes bounds the work stream's bytes as MaxJobs bounds its jobs.
 func TestMaxBytesFailsWithQueueFull(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxBytes: 8 << 10})
+	q, nc := startQueue(t, natsjobs.Options{MaxBytes: 8 << 10})
 	ctx := testCtx(t)
 	big := Keyed{Key: strings.Repeat("k", 2<<10)}
 	var stored int
@@ -125,8 +112,7 @@ func TestMaxBytesFailsWithQueueFull(t *testing.T) {
 
 func TestInputThatWontEncodeStoresNothing(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	_, err := natsjobs.Enqueue(testCtx(t), q, withChan, struct{ C chan int }{make(chan int)})
 	require.ErrorContains(t, err, `natsjobs: encode input of task "natsjobs.withchan"`)
 	assert.Zero(t, queuedJobs(t, nc))
@@ -138,13 +124,11 @@ func TestInputThatWontEncodeStoresNothing(t *testing.T) {
 // runs on a build whose In has gained one: fields go by name.
 func TestQueuedInputDecodesIntoAGrownStruct(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	body, err := msgpack.Marshal(First{Name: "old"})
 	require.NoError(t, err)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job.oldbuild1", Data: body, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", "natsjobs.second")
 	_, err = js.PublishMsg(ctx, msg, jetstream.WithMsgID("oldbuild1"))
@@ -154,4 +138,42 @@ func TestQueuedInputDecodesIntoAGrownStruct(t *testing.T) {
 	out, err := natsjobs.Wait(ctx, q, second, "oldbuild1")
 	require.NoError(t, err)
 	assert.Equal(t, "old/", out)
+}
+
+// storedMsgs is how many messages stream holds.
+func storedMsgs(t *testing.T, nc *nats.Conn, stream string) uint64 {
+	t.Helper()
+	s, err := jetStream(t, nc).Stream(testCtx(t), stream)
+	require.NoError(t, err)
+	info, err := s.Info(testCtx(t))
+	require.NoError(t, err)
+	return info.State.Msgs
+}
+
+// keyValue is nc's bucket.
+func keyValue(t *testing.T, nc *nats.Conn, bucket string) jetstream.KeyValue {
+	t.Helper()
+	kv, err := jetStream(t, nc).KeyValue(testCtx(t), bucket)
+	require.NoError(t, err)
+	return kv
+}
+
+// jetStream is nc's JetStream.
+func jetStream(t *testing.T, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
+}
+
+// requireDoubled enqueues a double of n, with opts, and requires that it
+// answers 2n. It returns the job.
+func requireDoubled(ctx context.Context, t *testing.T, q *natsjobs.Queue, n int, opts ...natsjobs.EnqueueOption) natsjobs.ID {
+	t.Helper()
+	id, err := natsjobs.Enqueue(ctx, q, double, Num{n}, opts...)
+	require.NoError(t, err)
+	out, err := natsjobs.Wait(ctx, q, double, id)
+	require.NoError(t, err)
+	assert.Equal(t, 2*n, out)
+	return id
 }

@@ -59,8 +59,7 @@ func post(t *testing.T, h http.Handler, target string) (*httptest.ResponseRecord
 // serves that status, and 404 for an unknown id.
 func TestAcceptAndStatusHandler(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	wait := natsjobs.AcceptOptions{WaitFor: time.Minute}
 	mux := http.NewServeMux()
@@ -116,8 +115,7 @@ func TestAcceptAndStatusHandler(t *testing.T) {
 // 0.
 func TestStatusHandlerResult(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	rec, st := post(t, natsjobs.Accept(q, double, decodeNum, natsjobs.AcceptOptions{}), "/double?n=21")
 	require.Equal(t, http.StatusAccepted, rec.Code, "WaitFor 0: always 202")
@@ -137,8 +135,7 @@ func TestStatusHandlerResult(t *testing.T) {
 // A full queue answers 503 with Retry-After, as a full pool does.
 func TestAcceptFullQueue(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{MaxJobs: 1})
+	q, _ := startQueue(t, natsjobs.Options{MaxJobs: 1})
 	h := natsjobs.Accept(q, double, decodeNum, natsjobs.AcceptOptions{})
 	rec, _ := post(t, h, "/double?n=1")
 	require.Equal(t, http.StatusAccepted, rec.Code)

@@ -3,7 +3,6 @@ package natsjobs_test
 import (
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,19 +16,15 @@ import (
 // the second claims it and stores its own job.
 func TestKeyClaimedForAJobNotStoredYet(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	keys, err := js.KeyValue(ctx, "OFFLOAD_JOBS_jobs_KEYS")
-	require.NoError(t, err)
+	keys := keyValue(t, nc, "OFFLOAD_JOBS_jobs_KEYS")
 	waits := make(chan natsjobs.ID, 100)
 	natsjobs.HearKeyWaitsForTest(q, waits)
 
 	// The first Enqueue's claim, its publish failing: the key is given up.
 	failing := nuid.Next()
-	_, err = keys.Create(ctx, natsjobs.KeyOfForTest("a"), []byte(failing))
+	_, err := keys.Create(ctx, natsjobs.KeyOfForTest("a"), []byte(failing))
 	require.NoError(t, err)
 	second := make(chan natsjobs.ID, 1)
 	go func() {

@@ -26,12 +26,7 @@ const processLease = time.Second
 
 func startListening(t *testing.T) (*embedded.Server, *natsjobs.Queue) {
 	t.Helper()
-	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(s.Shutdown)
-	nc, err := s.Connect()
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
+	s, nc := startRestartable(t)
 	return s, open(t, nc, natsjobs.Options{Lease: processLease})
 }
 

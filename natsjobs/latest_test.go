@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
@@ -20,16 +19,12 @@ import (
 // it holds no record at all.
 func TestStatusReadsTheLeaderNotALaggingReplica(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	// The mirror answers direct gets once it has mirrored a message: it
 	// mirrors one record, of no job.
-	kv, err := js.KeyValue(ctx, "OFFLOAD_JOBS_jobs_STATUS")
-	require.NoError(t, err)
-	_, err = kv.Put(ctx, "nojob", []byte("x"))
+	_, err := keyValue(t, nc, "OFFLOAD_JOBS_jobs_STATUS").Put(ctx, "nojob", []byte("x"))
 	require.NoError(t, err)
 	mirror, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name:         "LAGGING",
@@ -43,11 +38,7 @@ func TestStatusReadsTheLeaderNotALaggingReplica(t *testing.T) {
 	}, 20*time.Second, 10*time.Millisecond)
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	id, err := natsjobs.Enqueue(ctx, q, double, Num{4})
-	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 8, out)
+	id := requireDoubled(ctx, t, q, 4)
 	for range 20 { // the mirror answers about half the direct gets
 		st, err := q.Status(ctx, id)
 		require.NoError(t, err)

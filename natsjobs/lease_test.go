@@ -15,7 +15,6 @@ import (
 
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -23,8 +22,7 @@ import (
 // own, runs once: its worker renews the lease while it runs.
 func TestLongJobHeartbeatsAndRunsOnce(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Lease: 500 * time.Millisecond})
+	q, _ := startQueue(t, natsjobs.Options{Lease: 500 * time.Millisecond})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
@@ -43,8 +41,7 @@ func TestLongJobHeartbeatsAndRunsOnce(t *testing.T) {
 // using an attempt: it waits for a worker that has the task.
 func TestUnknownTaskIsNotConsumed(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	js := publishJob(t, nc, "later1", "natsjobs.notinthisbuild")
 
@@ -66,8 +63,7 @@ func TestUnknownTaskIsNotConsumed(t *testing.T) {
 // is dead, saying so.
 func TestUnknownTaskIsBuriedAfterItsGrace(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	natsjobs.SetUnknownTaskGraceForTest(q, 0)
 	ctx := testCtx(t)
 	publishJob(t, nc, "never1", "natsjobs.notinthisbuild")
@@ -88,12 +84,10 @@ func TestUnknownTaskIsBuriedAfterItsGrace(t *testing.T) {
 // Garbage on the jobs' subjects is dropped, not retried.
 func TestGarbageIsDropped(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	_, err = js.Publish(ctx, "offload.jobs.jobs.job.notask", []byte("garbage"))
+	js := jetStream(t, nc)
+	_, err := js.Publish(ctx, "offload.jobs.jobs.job.notask", []byte("garbage"))
 	require.NoError(t, err)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job.badinput", Data: []byte{0xc1}, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", "natsjobs.double")
@@ -114,12 +108,7 @@ func TestGarbageIsDropped(t *testing.T) {
 func TestServerRestartLosesNoJob(t *testing.T) {
 	t.Parallel()
 	const jobs, publishers = 10_000, 8
-	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
-	require.NoError(t, err)
-	defer nc.Close()
+	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
 	// 10,000 jobs take 10–20 s here alone, and several times that on a
 	// busy machine: the bound is against a hang, not a speed target.
@@ -139,8 +128,7 @@ func TestServerRestartLosesNoJob(t *testing.T) {
 		})
 	}
 	require.NoError(t, g.Wait())
-	require.NoError(t, s.Restart())
-	require.Eventually(t, func() bool { return nc.IsConnected() }, 20*time.Second, 10*time.Millisecond)
+	restart(t, s, nc)
 	assert.EqualValues(t, jobs, queuedJobs(t, nc), "every job stored before the restart")
 
 	serve(t, q, newPool(t, pool.Options{Workers: 8}), natsjobs.ServeOptions{})
@@ -164,8 +152,7 @@ func TestServerRestartLosesNoJob(t *testing.T) {
 // A Subprocess pool runs jobs in worker processes (this test binary).
 func TestSubprocessPool(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess})
 	serve(t, q, p, natsjobs.ServeOptions{})
 	ctx := testCtx(t)
@@ -213,11 +200,10 @@ func (g *group) Wait() error {
 // hand: a task this binary may not have. It returns the JetStream it used.
 func publishJob(t *testing.T, nc *nats.Conn, id, task string) jetstream.JetStream {
 	t.Helper()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job." + id, Data: []byte{0x80}, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", task)
-	_, err = js.PublishMsg(testCtx(t), msg, jetstream.WithMsgID(id))
+	_, err := js.PublishMsg(testCtx(t), msg, jetstream.WithMsgID(id))
 	require.NoError(t, err)
 	return js
 }

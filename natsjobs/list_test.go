@@ -1,7 +1,6 @@
 package natsjobs_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -98,8 +97,7 @@ func idsOf(list []natsjobs.Status) []natsjobs.ID {
 // read one stored job only and so come back empty with a Next.
 func TestListEveryState(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Backoff: func(int, error) time.Duration { return time.Hour }})
+	q, _ := startQueue(t, natsjobs.Options{Backoff: func(int, error) time.Duration { return time.Hour }})
 	want := jobsInEveryState(t, q)
 	ctx := testCtx(t)
 	for state := natsjobs.Scheduled; state <= natsjobs.Canceled; state++ {
@@ -146,20 +144,14 @@ func TestListEveryState(t *testing.T) {
 // as Dead.
 func TestListRetriedJob(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
-	serveCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- natsjobs.Serve(serveCtx, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	}()
+	stop := serveStoppable(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)})
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, permanent, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	stop()
-	require.NoError(t, <-done)
 
 	require.NoError(t, q.Retry(ctx, id))
 	queued, err := q.List(ctx, natsjobs.Queued, 10)
@@ -176,8 +168,7 @@ func TestListRetriedJob(t *testing.T) {
 
 func TestListPageRefusesBadOptions(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	for _, c := range []struct {
 		state natsjobs.State

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
@@ -20,8 +19,7 @@ import (
 // running it and without touching the record.
 func TestLostAckFinishesWithoutRunning(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	k := key(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: k})
@@ -36,8 +34,7 @@ func TestLostAckFinishesWithoutRunning(t *testing.T) {
 	// (without its message id, which the server would take as a dup).
 	body, err := msgpack.Marshal(map[string]any{"Key": k})
 	require.NoError(t, err)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := jetStream(t, nc)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job." + string(id), Data: body, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", sleepy.Name())
 	_, err = js.PublishMsg(ctx, msg)

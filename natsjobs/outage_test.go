@@ -2,7 +2,6 @@ package natsjobs_test
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -30,6 +28,19 @@ var gated = pool.Register("natsjobs.gated", func(ctx context.Context, in Keyed) 
 	}
 })
 
+// enqueueGated enqueues a gated job with the test's key, and waits until
+// it runs. It returns the job, its key and its gate.
+func enqueueGated(ctx context.Context, t *testing.T, q *natsjobs.Queue) (natsjobs.ID, string, chan struct{}) {
+	t.Helper()
+	k := key(t)
+	gate := make(chan struct{})
+	gates.Store(k, gate)
+	id, err := natsjobs.Enqueue(ctx, q, gated, Keyed{Key: k})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
+	return id, k, gate
+}
+
 // A job that ends while its status bucket has no leader (two servers of
 // three down) has its outcome written once the bucket elects one again:
 // it is not left Running, to run again when its lease passes.
@@ -37,10 +48,7 @@ func TestOutcomeWaitsOutALeaderlessBucket(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	c, err := embedded.StartCluster(3, embedded.Options{StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(c.Shutdown)
-	nc := dialCluster(t, strings.Split(c.URLs(), ",")[0])
+	c, nc := startCluster(t)
 	// The lease outlasts the test: only the outcome write can end the job.
 	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "outage", Replicas: 3, Lease: time.Minute})
 	require.NoError(t, err)
@@ -48,12 +56,7 @@ func TestOutcomeWaitsOutALeaderlessBucket(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1})
 	serve(t, q, p, natsjobs.ServeOptions{})
 
-	k := key(t)
-	gate := make(chan struct{})
-	gates.Store(k, gate)
-	id, err := natsjobs.Enqueue(ctx, q, gated, Keyed{Key: k})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
+	id, k, gate := enqueueGated(ctx, t, q)
 	c.Servers[1].Shutdown()
 	c.Servers[2].Shutdown()
 	close(gate) // the job ends with no quorum to write its outcome

@@ -4,11 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -18,12 +16,7 @@ import (
 // after: more than its slots, so that a slot not given back shows.
 func TestServeGoesOnAfterServerRestart(t *testing.T) {
 	t.Parallel()
-	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(s.Shutdown) // after Serve's end
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
+	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
 	const workers = 2

@@ -1,6 +1,7 @@
 package natsjobs_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -13,8 +14,7 @@ import (
 
 func TestRetryThenSuccess(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, flaky, Keyed{Key: key(t)})
@@ -34,15 +34,12 @@ func TestRetryThenSuccess(t *testing.T) {
 // run again by Retry.
 func TestAttemptsSpentThenDead(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, always, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.EqualError(t, err, "natsjobs: job is dead: still broken")
+	assert.EqualError(t, waitDead(ctx, t, q, always, id), "natsjobs: job is dead: still broken")
 	assert.Equal(t, 3, runCount(key(t)))
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
@@ -55,8 +52,7 @@ func TestAttemptsSpentThenDead(t *testing.T) {
 	require.Eventually(t, func() bool { return queuedJobs(t, nc) == 0 }, 20*time.Second, 5*time.Millisecond, "moved aside, not counted")
 
 	require.NoError(t, q.Retry(ctx, id))
-	_, err = natsjobs.Wait(ctx, q, always, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
+	waitDead(ctx, t, q, always, id)
 	assert.Equal(t, 6, runCount(key(t)), "three attempts again")
 	dead, err = q.List(ctx, natsjobs.Dead, 10)
 	require.NoError(t, err)
@@ -66,8 +62,7 @@ func TestAttemptsSpentThenDead(t *testing.T) {
 
 func TestRetryOfALiveJobIsRefused(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{1})
@@ -83,8 +78,7 @@ func TestRetryOfALiveJobIsRefused(t *testing.T) {
 // text; an attempt's Timeout ends its run.
 func TestDeadAtOnce(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	cases := []struct {
 		name string
@@ -106,8 +100,7 @@ func TestDeadAtOnce(t *testing.T) {
 			c.in.Key = key(t)
 			id, err := natsjobs.Enqueue(ctx, q, c.task, c.in, c.opts...)
 			require.NoError(t, err)
-			_, err = natsjobs.Wait(ctx, q, c.task, id)
-			require.ErrorIs(t, err, natsjobs.ErrDead)
+			err = waitDead(ctx, t, q, c.task, id)
 			for _, text := range c.text {
 				assert.ErrorContains(t, err, text)
 			}
@@ -123,16 +116,13 @@ func TestDeadAtOnce(t *testing.T) {
 // output over a Subprocess pool's MaxPayload, a runtime.Goexit.
 func TestHopelessEndsAreDeadAtOnce(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, nc := startQueue(t, natsjobs.Options{})
 	ctx := testCtx(t)
 	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{MaxPayload: 64 << 10}}), natsjobs.ServeOptions{})
 	id, err := natsjobs.Enqueue(ctx, q, big, 1<<20)
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, big, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.ErrorContains(t, err, "pool: payload too large")
+	assert.ErrorContains(t, waitDead(ctx, t, q, big, id), "pool: payload too large")
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Attempt)
@@ -141,9 +131,7 @@ func TestHopelessEndsAreDeadAtOnce(t *testing.T) {
 	serve(t, q2, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	id, err = natsjobs.Enqueue(ctx, q2, goexit, Keyed{Key: key(t)})
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q2, goexit, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.ErrorContains(t, err, "runtime.Goexit")
+	assert.ErrorContains(t, waitDead(ctx, t, q2, goexit, id), "runtime.Goexit")
 	assert.Equal(t, 1, runCount(key(t)))
 }
 
@@ -160,4 +148,13 @@ func TestOptionsAreChecked(t *testing.T) {
 		_, err := natsjobs.Open(testCtx(t), nc, o)
 		assert.ErrorContains(t, err, "natsjobs: ", "%+v", o)
 	}
+}
+
+// waitDead waits for job id of task, requires that it ended dead, and
+// returns Wait's error.
+func waitDead[In, Out any](ctx context.Context, t *testing.T, q *natsjobs.Queue, task pool.Task[In, Out], id natsjobs.ID) error {
+	t.Helper()
+	_, err := natsjobs.Wait(ctx, q, task, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	return err
 }

@@ -4,12 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -20,22 +18,12 @@ import (
 // hears of it, whenever its heartbeats would have told it it was lost.
 func TestWaitHearsTheEndAfterAServerRestart(t *testing.T) {
 	t.Parallel()
-	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(s.Shutdown) // after Serve's end
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
+	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
 	ctx := testCtx(t)
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 
-	k := key(t)
-	gate := make(chan struct{})
-	gates.Store(k, gate)
-	id, err := natsjobs.Enqueue(ctx, q, gated, Keyed{Key: k})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return runCount(k) == 1 }, 20*time.Second, time.Millisecond)
+	id, k, gate := enqueueGated(ctx, t, q)
 	type waited struct {
 		out string
 		err error

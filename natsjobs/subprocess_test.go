@@ -18,8 +18,7 @@ import (
 // cancelled.
 func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	// The worker process runs before the first job, so that the job's
 	// Timeout runs out in the task, not in the process's start.
 	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1, Isolation: pool.Subprocess,
@@ -29,9 +28,7 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 
 	id, err := natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute}, natsjobs.Timeout(time.Second), natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, stubborn, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.ErrorContains(t, err, "natsjobs: attempt 1 timed out after 1s")
+	assert.ErrorContains(t, waitDead(ctx, t, q, stubborn, id), "natsjobs: attempt 1 timed out after 1s")
 	require.Eventually(t, func() bool { return p.Stats().Terminated == 1 }, 20*time.Second, 5*time.Millisecond, "killed")
 
 	started := filepath.Join(t.TempDir(), "started")
@@ -45,26 +42,19 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	require.Eventually(t, func() bool { return p.Stats().Terminated == 2 }, 20*time.Second, 5*time.Millisecond, "killed")
 
 	// The pool's one worker slot is free again.
-	id, err = natsjobs.Enqueue(ctx, q, double, Num{4})
-	require.NoError(t, err)
-	out, err := natsjobs.Wait(ctx, q, double, id)
-	require.NoError(t, err)
-	assert.Equal(t, 8, out)
+	requireDoubled(ctx, t, q, 4)
 }
 
 // A Permanent error crosses from a worker process: the job is dead at
 // once, at attempt 1, with its text, where a plain error is retried.
 func TestPermanentFromAWorkerProcess(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{})
+	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, permanent, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
-	assert.ErrorContains(t, err, "bad input, not worth retrying")
+	assert.ErrorContains(t, waitDead(ctx, t, q, permanent, id), "bad input, not worth retrying")
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Attempt, "not retried")

@@ -37,18 +37,31 @@ func (fakeTracer) Extract(ctx context.Context, carrier map[string]string) contex
 	return context.WithValue(ctx, traceKey{}, carrier["trace"])
 }
 
+// traceIn is the fake trace context ctx has ("" for none).
+func traceIn(ctx context.Context) string {
+	v, _ := ctx.Value(traceKey{}).(string)
+	return v
+}
+
 // traceOf answers with the trace context its ctx has.
 var traceOf = pool.Register("natsjobs.traceof", func(ctx context.Context, _ struct{}) (string, error) {
-	v, _ := ctx.Value(traceKey{}).(string)
-	return v, nil
+	return traceIn(ctx), nil
+})
+
+// traceSecond fails for good on its first run for a key, and answers
+// with its ctx's trace context after.
+var traceSecond = pool.Register("natsjobs.tracesecond", func(ctx context.Context, in Keyed) (string, error) {
+	if ran(in.Key) == 1 {
+		return "", natsjobs.Permanent(errors.New("not yet"))
+	}
+	return traceIn(ctx), nil
 })
 
 // The enqueuer's trace context is stored with the job and reaches the
 // task's ctx through the queue's Tracer.
 func TestEnqueuersTraceReachesTheTask(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Tracer: fakeTracer{}})
+	q, _ := startQueue(t, natsjobs.Options{Tracer: fakeTracer{}})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-42"), q, traceOf, struct{}{})
@@ -62,8 +75,7 @@ func TestEnqueuersTraceReachesTheTask(t *testing.T) {
 // call, and stores nothing: neither the job nor its Key.
 func TestTooLargeATraceContextStoresNoJob(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Tracer: fakeTracer{pad: 11 << 10}})
+	q, nc := startQueue(t, natsjobs.Options{Tracer: fakeTracer{pad: 11 << 10}})
 	ctx := testCtx(t)
 	_, err := natsjobs.Enqueue(ctx, q, traceOf, struct{}{}, natsjobs.Key("k"))
 	require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
@@ -81,28 +93,16 @@ func TestTooLargeATraceContextStoresNoJob(t *testing.T) {
 	assert.Equal(t, 1, st.Depth)
 }
 
-// traceSecond fails for good on its first run for a key, and answers
-// with its ctx's trace context after.
-var traceSecond = pool.Register("natsjobs.tracesecond", func(ctx context.Context, in Keyed) (string, error) {
-	if ran(in.Key) == 1 {
-		return "", natsjobs.Permanent(errors.New("not yet"))
-	}
-	v, _ := ctx.Value(traceKey{}).(string)
-	return v, nil
-})
-
 // A dead job keeps its enqueuer's trace context: run again by Retry, it
 // runs in the same trace.
 func TestRetriedJobKeepsItsTrace(t *testing.T) {
 	t.Parallel()
-	_, nc := startJetStream(t)
-	q := open(t, nc, natsjobs.Options{Tracer: fakeTracer{}})
+	q, _ := startQueue(t, natsjobs.Options{Tracer: fakeTracer{}})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	ctx := testCtx(t)
 	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-7"), q, traceSecond, Keyed{Key: key(t)})
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(ctx, q, traceSecond, id)
-	require.ErrorIs(t, err, natsjobs.ErrDead)
+	waitDead(ctx, t, q, traceSecond, id)
 	require.NoError(t, q.Retry(ctx, id))
 	out, err := natsjobs.Wait(ctx, q, traceSecond, id)
 	require.NoError(t, err)

@@ -1,14 +1,12 @@
 package poolotel_test
 
 import (
-	"context"
 	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
@@ -23,12 +21,10 @@ import (
 // times of a job that succeeded, one retried then dead, one canceled.
 func TestRegisterJobs(t *testing.T) {
 	q := jobstest.Open(t, natsjobs.Options{})
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	reg, err := poolotel.RegisterJobs(provider.Meter("test"), "reports", q)
+	meter, reader := newMeter(t)
+	reg, err := poolotel.RegisterJobs(meter, "reports", q)
 	require.NoError(t, err)
-	_, err = poolotel.RegisterJobs(provider.Meter("test"), "nil", nil)
+	_, err = poolotel.RegisterJobs(meter, "nil", nil)
 	require.Error(t, err)
 
 	queueAttr := attribute.String("queue", "reports")
@@ -39,10 +35,7 @@ func TestRegisterJobs(t *testing.T) {
 	assert.Positive(t, point(t, m["offload.jobs.oldest"], queueAttr))
 	assert.Equal(t, 1.0, point(t, m["offload.jobs.canceled"], queueAttr, task("jobstest.hold")))
 
-	p, err := pool.New(pool.Options{Workers: 2, Logger: jobstest.Quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	q.RunThree(t, p)
+	q.RunThree(t)
 	m = collect(t, reader)
 	for _, want := range []struct {
 		task                                                  string
@@ -78,9 +71,7 @@ func TestRegisterJobs(t *testing.T) {
 func TestJobTraceFromEnqueueToAWorkerProcess(t *testing.T) {
 	tr := newTraced(t)
 	q := jobstest.Open(t, natsjobs.Options{Tracer: tr.tracer})
-	p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess, Tracer: tr.tracer, Logger: jobstest.Quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
+	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Tracer: tr.tracer, Logger: jobstest.Quiet})
 	q.Serve(t, p)
 
 	id, err := natsjobs.Enqueue(tr.ctx, q.Queue, traceSeen, struct{}{})

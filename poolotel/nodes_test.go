@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/offloadgo/offload/internal/remotetest"
@@ -27,10 +26,8 @@ func TestRegisterNodes(t *testing.T) {
 	const heartbeat = remotetest.Heartbeat
 	p := remotetest.Pool(t, "otel", 5, remotetest.Node{Name: "a", Workers: 2}, remotetest.Node{Name: "b", Workers: 3})
 
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	reg, err := poolotel.Register(provider.Meter("test"), "remote", p)
+	meter, reader := newMeter(t)
+	reg, err := poolotel.Register(meter, "remote", p)
 	require.NoError(t, err)
 	defer reg.Unregister()
 

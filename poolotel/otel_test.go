@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -40,6 +41,25 @@ var (
 		return 0, nil
 	})
 )
+
+// newPool is a pool of o, closed when the test ends.
+func newPool(t *testing.T, o pool.Options) *pool.Pool {
+	t.Helper()
+	p, err := pool.New(o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// newMeter is a meter whose metrics reader reads; its provider shuts
+// down when the test ends.
+func newMeter(t *testing.T) (metric.Meter, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	return provider.Meter("test"), reader
+}
 
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
 	t.Helper()
@@ -99,15 +119,11 @@ func pointWhere[N int64 | float64](points []metricdata.DataPoint[N], has func(at
 // The instruments move as the pool works, read through the SDK's manual
 // reader; Unregister stops the reports.
 func TestRegister(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
+	p := newPool(t, pool.Options{Workers: 1, MaxQueue: pool.NoQueue})
+	meter, reader := newMeter(t)
+	reg, err := poolotel.Register(meter, "p", p)
 	require.NoError(t, err)
-	defer p.Close()
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	reg, err := poolotel.Register(provider.Meter("test"), "p", p)
-	require.NoError(t, err)
-	_, err = poolotel.Register(provider.Meter("test"), "nil", nil)
+	_, err = poolotel.Register(meter, "nil", nil)
 	require.Error(t, err)
 
 	ctx := context.Background()
@@ -172,13 +188,9 @@ func TestRegister(t *testing.T) {
 
 // A task past SlowTaskAfter counts in offload.pool.tasks.slow.
 func TestRegisterSlowTasks(t *testing.T) {
-	p, err := pool.New(pool.Options{Workers: 1, SlowTaskAfter: time.Millisecond})
-	require.NoError(t, err)
-	defer p.Close()
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	reg, err := poolotel.Register(provider.Meter("test"), "slow", p)
+	p := newPool(t, pool.Options{Workers: 1, SlowTaskAfter: time.Millisecond})
+	meter, reader := newMeter(t)
+	reg, err := poolotel.Register(meter, "slow", p)
 	require.NoError(t, err)
 	defer reg.Unregister()
 

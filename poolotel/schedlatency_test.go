@@ -1,13 +1,11 @@
 package poolotel_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/offloadgo/offload/pool"
@@ -18,14 +16,10 @@ import (
 // run times, by quantile and with no pool attribute: one series per
 // quantile however many pools are registered.
 func TestRegisterSchedLatency(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
+	meter, reader := newMeter(t)
 	for _, name := range []string{"a", "b"} {
-		p, err := pool.New(pool.Options{Workers: 1})
-		require.NoError(t, err)
-		defer p.Close()
-		reg, err := poolotel.Register(provider.Meter("test"), name, p)
+		p := newPool(t, pool.Options{Workers: 1})
+		reg, err := poolotel.Register(meter, name, p)
 		require.NoError(t, err)
 		defer reg.Unregister()
 	}

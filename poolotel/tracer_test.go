@@ -85,9 +85,7 @@ func (tr *traced) checkTaskSpan(t *testing.T, s tracetest.SpanStub, iso pool.Iso
 // down; a failed task's span has the status Error.
 func TestTracerInProcess(t *testing.T) {
 	tr := newTraced(t)
-	p, err := pool.New(pool.Options{Workers: 1, Tracer: tr.tracer})
-	require.NoError(t, err)
-	defer p.Close()
+	p := newPool(t, pool.Options{Workers: 1, Tracer: tr.tracer})
 
 	seen, err := pool.Run(tr.ctx, p, traceSeen, struct{}{})
 	require.NoError(t, err)
@@ -110,9 +108,7 @@ func TestTracerInProcess(t *testing.T) {
 // ID, its span's ID as the remote parent, and the caller's baggage.
 func TestTracerInAWorkerProcess(t *testing.T) {
 	tr := newTraced(t)
-	p, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess, Tracer: tr.tracer})
-	require.NoError(t, err)
-	defer p.Close()
+	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess, Tracer: tr.tracer})
 
 	seen, err := pool.Run(tr.ctx, p, traceSeen, struct{}{})
 	require.NoError(t, err)
@@ -169,9 +165,7 @@ func TestNoTracerCarriesNothing(t *testing.T) {
 	defer s.Shutdown()
 	startNode(t, s.ClientURL(), "untraced", "inprocess")
 	tr := newTraced(t)
-	sub, err := pool.New(pool.Options{Workers: 1, Isolation: pool.Subprocess})
-	require.NoError(t, err)
-	defer sub.Close()
+	sub := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess})
 	remote := nodePool(t, s, "untraced", nil)
 
 	seen, err := pool.Run(tr.ctx, sub, traceSeen, struct{}{})

@@ -231,25 +231,11 @@ func TestCollectorNativeHistograms(t *testing.T) {
 	}
 	c := poolprom.New(poolprom.Options{Namespace: "test"})
 	require.NoError(t, c.Add("p", p))
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	var h *dto.Histogram
-	for _, f := range families {
-		if f.GetName() == "test_run_seconds" {
-			h = f.Metric[0].Histogram
-		}
-	}
+	h := gatheredHistogram(t, c, "test_run_seconds")
 	require.NotNil(t, h)
 	assert.EqualValues(t, 3, h.GetSchema())
 	assert.NotEmpty(t, h.PositiveSpan)
-	var n, count int64
-	for _, d := range h.PositiveDelta {
-		count += d
-		n += count
-	}
-	assert.EqualValues(t, h.GetSampleCount(), uint64(n)+h.GetZeroCount(), "native buckets hold every sample")
+	assert.EqualValues(t, h.GetSampleCount(), nativeCount(h), "native buckets hold every sample")
 	last := h.Bucket[len(h.Bucket)-1]
 	assert.LessOrEqual(t, last.GetCumulativeCount(), h.GetSampleCount())
 	assert.EqualValues(t, 50, h.GetSampleCount())

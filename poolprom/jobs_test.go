@@ -8,7 +8,6 @@ import (
 
 	"github.com/offloadgo/offload/internal/jobstest"
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolprom"
 )
 
@@ -32,10 +31,7 @@ func TestCollectorJobs(t *testing.T) {
 	assert.Equal(t, 1.0, queue("jobs_enqueued_total", "task", "jobstest.hold"))
 	assert.Equal(t, 1.0, queue("jobs_canceled_total", "task", "jobstest.hold"))
 
-	p, err := pool.New(pool.Options{Workers: 2, Logger: jobstest.Quiet})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	q.RunThree(t, p)
+	q.RunThree(t)
 	families = scrape(t, srv)
 	for _, want := range []struct {
 		task                                                        string

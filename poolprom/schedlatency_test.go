@@ -3,8 +3,6 @@ package poolprom_test
 import (
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,21 +34,7 @@ func TestCollectorSchedLatency(t *testing.T) {
 
 	// Gathered in protobuf form, its native buckets hold every latency.
 	c := poolprom.New(poolprom.Options{Namespace: "test"})
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	var native *dto.Histogram
-	for _, f := range families {
-		if f.GetName() == "test_sched_latency_seconds" {
-			native = f.Metric[0].Histogram
-		}
-	}
+	native := gatheredHistogram(t, c, "test_sched_latency_seconds")
 	require.NotNil(t, native, "reported with no pool added too")
-	var n, count int64
-	for _, d := range native.PositiveDelta {
-		count += d
-		n += count
-	}
-	assert.EqualValues(t, native.GetSampleCount(), uint64(n)+native.GetZeroCount())
+	assert.EqualValues(t, native.GetSampleCount(), nativeCount(native))
 }

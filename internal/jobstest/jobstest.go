@@ -99,10 +99,14 @@ func (q *Queue) EnqueueThree(t *testing.T) {
 	require.NoError(t, q.Cancel(ctx, held))
 }
 
-// RunThree serves the three jobs EnqueueThree enqueued through p, and
-// waits for the ends of the two that run.
-func (q *Queue) RunThree(t *testing.T, p *pool.Pool) {
+// RunThree serves the three jobs EnqueueThree enqueued through a pool
+// of two workers, closed when the test ends, and waits for the ends of
+// the two that run.
+func (q *Queue) RunThree(t *testing.T) {
 	t.Helper()
+	p, err := pool.New(pool.Options{Workers: 2, Logger: Quiet})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
 	q.Serve(t, p)
 	for {
 		q.mu.Lock()
