@@ -3,6 +3,7 @@ package natsjobs_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -233,12 +235,18 @@ func TestNegativeDelayFails(t *testing.T) {
 // A job due in an hour is Scheduled until then; cancelled, it never runs.
 func ExampleDelay() {
 	ctx := context.Background()
-	q, stop, err := startExample(natsjobs.Options{Name: "reminders"}, 0)
+	dir, _ := os.MkdirTemp("", "natsjobs-example")
+	defer os.RemoveAll(dir)
+	server, _ := embedded.Start(embedded.Options{StoreDir: dir})
+	defer server.Shutdown()
+	nc, _ := server.Connect()
+	defer nc.Close()
+	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "reminders"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer stop()
+	defer q.Close()
 
 	id, err := natsjobs.Enqueue(ctx, q, ExportReport, Report{Customer: "acme"}, natsjobs.Delay(time.Hour))
 	if err != nil {

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync/atomic"
 
 	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -27,12 +29,24 @@ var ImportFeed = pool.Register("example.importFeed", func(_ context.Context, url
 // cause is fixed, runs it again.
 func ExampleAdminHandler() {
 	ctx := context.Background()
-	q, stop, err := startExample(natsjobs.Options{Name: "feeds"}, 1)
+	dir, _ := os.MkdirTemp("", "natsjobs-example")
+	defer os.RemoveAll(dir)
+	server, _ := embedded.Start(embedded.Options{StoreDir: dir})
+	defer server.Shutdown()
+	nc, _ := server.Connect()
+	defer nc.Close()
+	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "feeds"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer stop()
+	defer q.Close()
+	p, _ := pool.New(pool.Options{Workers: 1})
+	defer p.Close()
+	serveCtx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- natsjobs.Serve(serveCtx, q, p, natsjobs.ServeOptions{}) }()
+	defer func() { stop(); <-served }()
 
 	// The handler has no auth of its own: mount it behind the operator's.
 	mux := http.NewServeMux()

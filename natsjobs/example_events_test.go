@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
 )
 
 // A queue's events follow each job, and Stats counts them by task:
@@ -13,8 +16,15 @@ import (
 // it.
 func ExampleJobEvent() {
 	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "natsjobs-example")
+	defer os.RemoveAll(dir)
+	server, _ := embedded.Start(embedded.Options{StoreDir: dir})
+	defer server.Shutdown()
+	nc, _ := server.Connect()
+	defer nc.Close()
+
 	ended := make(chan struct{})
-	q, stop, err := startExample(natsjobs.Options{
+	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{
 		Name:   "reports",
 		Logger: slog.New(slog.DiscardHandler), // the events' log lines
 		OnJobEvent: func(ev natsjobs.JobEvent) {
@@ -23,12 +33,18 @@ func ExampleJobEvent() {
 				close(ended)
 			}
 		},
-	}, 1)
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer stop()
+	defer q.Close()
+	p, _ := pool.New(pool.Options{Workers: 1})
+	defer p.Close()
+	serveCtx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- natsjobs.Serve(serveCtx, q, p, natsjobs.ServeOptions{}) }()
+	defer func() { stop(); <-served }()
 
 	if _, err := natsjobs.Enqueue(ctx, q, ExportReport, Report{Customer: "acme"}); err != nil {
 		fmt.Println(err)

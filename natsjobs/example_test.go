@@ -58,36 +58,3 @@ func Example() {
 	// report for ACME <nil>
 	// succeeded 1
 }
-
-// startExample starts for the other examples what Example starts by
-// hand: a server on a temporary directory, queue o on it, and a Serve of
-// it through a pool of workers (no Serve for 0). stop undoes them all.
-func startExample(o natsjobs.Options, workers int) (q *natsjobs.Queue, stop func(), err error) {
-	dir, _ := os.MkdirTemp("", "natsjobs-example")
-	server, _ := embedded.Start(embedded.Options{StoreDir: dir})
-	nc, _ := server.Connect()
-	stopServer := func() {
-		nc.Close()
-		server.Shutdown()
-		_ = os.RemoveAll(dir)
-	}
-	q, err = natsjobs.Open(context.Background(), nc, o)
-	if err != nil {
-		stopServer()
-		return nil, nil, err
-	}
-	if workers == 0 {
-		return q, func() { _ = q.Close(); stopServer() }, nil
-	}
-	p, _ := pool.New(pool.Options{Workers: workers})
-	serveCtx, stopServe := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- natsjobs.Serve(serveCtx, q, p, natsjobs.ServeOptions{}) }()
-	return q, func() {
-		stopServe()
-		<-served
-		_ = p.Close()
-		_ = q.Close()
-		stopServer()
-	}, nil
-}
