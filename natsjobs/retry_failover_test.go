@@ -38,7 +38,9 @@ func TestRetryWaitsOutALeaderlessBucket(t *testing.T) {
 	require.NoError(t, err)
 	serving, stopServing := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- natsjobs.Serve(serving, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{}) }()
+	go func() {
+		served <- natsjobs.Serve(serving, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
+	}()
 	_, err = natsjobs.Wait(ctx, q, always, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	stopServing()
