@@ -38,9 +38,8 @@ func TestRetryWaitsOutALeaderlessBucket(t *testing.T) {
 	require.NoError(t, err)
 	serving, stopServing := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() {
-		served <- natsjobs.Serve(serving, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	}()
+	p := newPool(t, pool.Options{Workers: 1})
+	go func() { served <- natsjobs.Serve(serving, q, p, natsjobs.ServeOptions{}) }()
 	_, err = natsjobs.Wait(ctx, q, always, id)
 	require.ErrorIs(t, err, natsjobs.ErrDead)
 	stopServing()
