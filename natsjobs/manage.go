@@ -62,16 +62,16 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 // Retry runs dead job id again, from its first attempt, with the input
 // it was enqueued with; its id stays. A job that is not dead is left as
 // it was, and Retry returns an error matching ErrEnded (or ErrNotFound).
-// It blocks on the server for as long as ctx allows.
+// It tries again while the server can't answer (a leader election, a
+// reconnect), for as long as ctx allows, and queues the job once however
+// many of its tries reached the server.
 func (q *Queue) Retry(ctx context.Context, id ID) error {
 	if !validID(id) {
 		return ErrNotFound
 	}
-	r, rev, err := q.record(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		if _, err := q.queued(ctx, id); err == nil {
-			return fmt.Errorf("%w: job %s is queued, not dead", ErrEnded, id)
-		}
+	r, deadRev, err := q.recordThrough(ctx, id)
+	if errors.Is(err, ErrNotFound) && q.isQueued(ctx, id) {
+		return fmt.Errorf("%w: job %s is queued, not dead", ErrEnded, id)
 	}
 	if err != nil {
 		return err
@@ -79,7 +79,7 @@ func (q *Queue) Retry(ctx context.Context, id ID) error {
 	if r.State != Dead {
 		return fmt.Errorf("%w: job %s is %s, not dead", ErrEnded, id, r.State)
 	}
-	dead, err := q.dead.GetLastMsgForSubject(ctx, q.deadSubject(id))
+	dead, err := q.deadCopy(ctx, id)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("natsjobs: dead job %s has no copy to run again (not yet moved aside, or past Retention): %w", id, ErrNotFound)
 	}
@@ -88,19 +88,23 @@ func (q *Queue) Retry(ctx context.Context, id ID) error {
 	}
 	// The record first: a worker that takes the job finds it Queued.
 	queued := record{Task: r.Task, State: Queued, Enqueued: r.Enqueued}
-	if rev, err = q.putRecord(ctx, id, queued, rev); err != nil {
+	rev, err := q.requeueRecord(ctx, id, queued, deadRev)
+	if err != nil && transient(err) {
+		return fmt.Errorf("natsjobs: retry job %s: %w", id, err)
+	}
+	if err != nil {
 		return fmt.Errorf("natsjobs: retry job %s: its status changed: %w", id, err)
 	}
 	msg := &nats.Msg{Subject: q.subject + string(id), Data: dead.Data, Header: dead.Header}
 	msg.Header.Del(jetstream.MsgIDHeader)
-	if _, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(fmt.Sprintf("%s-retry-%d", id, rev))); err != nil {
-		_, _ = q.putRecord(context.WithoutCancel(ctx), id, r, rev) // dead again, as it was
+	if err := q.republish(ctx, msg, id, deadRev); err != nil {
+		q.undoRequeue(ctx, id, r, rev) // dead again, as it was
 		if full(err) {
 			return fmt.Errorf("natsjobs: retry job %s: queue %q holds MaxJobs jobs: %w", id, q.o.Name, pool.ErrQueueFull)
 		}
 		return fmt.Errorf("natsjobs: retry job %s: %w", id, err)
 	}
-	_ = q.dead.DeleteMsg(ctx, dead.Sequence)
+	q.dropDeadCopy(ctx, dead.Sequence)
 	q.report(q.logger(), JobEvent{Kind: JobEnqueued, ID: id, Task: r.Task})
 	return nil
 }

@@ -55,6 +55,13 @@ func transient(err error) bool {
 		return api.Code == 503 && !full(err) && api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled &&
 			api.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabledForAccount
 	}
+	// The status bucket's watch is made through nats.go's older
+	// JetStream API, whose errors are its own type.
+	var legacy *nats.APIError
+	if errors.As(err, &legacy) {
+		return legacy.Code == 503 && legacy.ErrorCode != nats.JSErrCodeJetStreamNotEnabled &&
+			legacy.ErrorCode != nats.JSErrCodeJetStreamNotEnabledForAccount
+	}
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrReconnectBufExceeded)

@@ -216,14 +216,18 @@ func (q *Queue) queued(ctx context.Context, id ID) (*jetstream.RawStreamMsg, err
 }
 
 // Status returns what is known of job id: ErrNotFound if it is unknown
-// or its Retention has passed. It blocks on the server for as long as
-// ctx allows.
+// or its Retention has passed. It reads again what the server could not
+// answer (a leader election, a reconnect), for as long as ctx allows.
 func (q *Queue) Status(ctx context.Context, id ID) (Status, error) {
 	if !validID(id) {
 		return Status{}, ErrNotFound
 	}
-	st, _, err := q.status(ctx, id)
-	return st, err
+	// Each try is bounded: a read sent to a bucket without a leader is
+	// never answered.
+	return through(ctx, publishTry, func(ctx context.Context) (Status, error) {
+		st, _, err := q.status(ctx, id)
+		return st, err
+	})
 }
 
 // status is id's Status and, once it has one, its record.

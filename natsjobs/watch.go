@@ -72,13 +72,13 @@ func (w *watcher) unsubscribe(s *subscription) {
 	}
 }
 
-// start starts watching; w.mu is held. The watch is created under ctx
-// but lives until Close.
+// start starts watching; w.mu is held. The watch is made under ctx
+// (see firstWatch) but lives until Close.
 func (w *watcher) start(ctx context.Context) error {
 	life, stop := context.WithCancel(context.WithoutCancel(ctx))
 	// Listening first: a reconnect while the watch is made renews it.
 	w.reconnects = listenReconnects(w.q.js.Conn())
-	kw, err := w.watchUpdates(life)
+	kw, err := w.firstWatch(ctx, life)
 	if err != nil {
 		w.reconnects.stop()
 		stop()

@@ -1,0 +1,68 @@
+package natsjobs_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote/embedded"
+	"github.com/offloadgo/offload/pool"
+)
+
+// A Retry made while the queue's streams have no leader (two servers of
+// three down) tries again until they elect one, and queues the dead job
+// once.
+func TestRetryWaitsOutALeaderlessBucket(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	c, err := embedded.StartCluster(3, embedded.Options{StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(c.Shutdown)
+	nc := dialCluster(t, strings.Split(c.URLs(), ",")[0])
+	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "retryout", Replicas: 3, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = q.Close() })
+
+	// The job dies under a worker that stops before the outage: the
+	// job Retry queues stays queued, to be counted.
+	k := key(t)
+	id, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: k}, natsjobs.MaxAttempts(1))
+	require.NoError(t, err)
+	serving, stopServing := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	p := newPool(t, pool.Options{Workers: 1})
+	go func() { served <- natsjobs.Serve(serving, q, p, natsjobs.ServeOptions{}) }()
+	_, err = natsjobs.Wait(ctx, q, always, id)
+	require.ErrorIs(t, err, natsjobs.ErrDead)
+	stopServing()
+	require.NoError(t, <-served)
+
+	c.Servers[1].Shutdown()
+	c.Servers[2].Shutdown()
+	retried := make(chan error, 1)
+	go func() { retried <- q.Retry(ctx, id) }()
+	start := time.Now()
+	require.NoError(t, c.Restart(1))
+	require.NoError(t, <-retried)
+	t.Logf("Retry returned %v after the restart began", time.Since(start))
+
+	st, err := q.Status(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, natsjobs.Queued, st.State)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	work, err := js.Stream(ctx, "OFFLOAD_JOBS_retryout")
+	require.NoError(t, err)
+	info, err := work.Info(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, info.State.Msgs, "the job queued once")
+	assert.Equal(t, 1, runCount(k), "it ran once, before the Retry")
+}
