@@ -10,18 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
+	"github.com/offloadgo/offload/natsremote/embedded"
 )
 
 // A Cancel made while the queue's streams have no leader (two servers
 // of three down) tries again until they elect one, and cancels the job.
 func TestCancelWaitsOutALeaderlessBucket(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	c, nc := startCluster(t)
-	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "cancelout", Replicas: 3, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = q.Close() })
+	ctx, c, q := outageQueue(t, "cancelout")
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{1}) // no worker: it stays queued
 	require.NoError(t, err)
 
@@ -36,4 +32,17 @@ func TestCancelWaitsOutALeaderlessBucket(t *testing.T) {
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Canceled, st.State)
+}
+
+// outageQueue is a queue named name, kept by three servers (Replicas 3)
+// for a test that stops two of them, and the ctx that bounds the test.
+func outageQueue(t *testing.T, name string) (context.Context, *embedded.Cluster, *natsjobs.Queue) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	t.Cleanup(cancel)
+	c, nc := startCluster(t)
+	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: name, Replicas: 3, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = q.Close() })
+	return ctx, c, q
 }

@@ -2,15 +2,12 @@ package natsjobs_test
 
 import (
 	"context"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 )
 
 // The first Wait on a queue, made while its status bucket has no leader
@@ -18,15 +15,7 @@ import (
 // the queue's watch once the bucket elects one, and hears its job's end.
 func TestFirstWaitWaitsOutALeaderlessBucket(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	c, err := embedded.StartCluster(3, embedded.Options{StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(c.Shutdown)
-	nc := dialCluster(t, strings.Split(c.URLs(), ",")[0])
-	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "firstwait", Replicas: 3, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = q.Close() })
+	ctx, c, q := outageQueue(t, "firstwait")
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{1}) // no worker: it ends by its Cancel
 	require.NoError(t, err)
 	require.NoError(t, q.Cancel(ctx, id))

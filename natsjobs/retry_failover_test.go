@@ -2,17 +2,13 @@ package natsjobs_test
 
 import (
 	"context"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
 )
 
@@ -21,15 +17,7 @@ import (
 // once.
 func TestRetryWaitsOutALeaderlessBucket(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	c, err := embedded.StartCluster(3, embedded.Options{StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(c.Shutdown)
-	nc := dialCluster(t, strings.Split(c.URLs(), ",")[0])
-	q, err := natsjobs.Open(ctx, nc, natsjobs.Options{Name: "retryout", Replicas: 3, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = q.Close() })
+	ctx, c, q := outageQueue(t, "retryout")
 
 	// The job dies under a worker that stops before the outage: the
 	// job Retry queues stays queued, to be counted.
@@ -57,12 +45,6 @@ func TestRetryWaitsOutALeaderlessBucket(t *testing.T) {
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Queued, st.State)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	work, err := js.Stream(ctx, "OFFLOAD_JOBS_retryout")
-	require.NoError(t, err)
-	info, err := work.Info(ctx)
-	require.NoError(t, err)
-	assert.EqualValues(t, 1, info.State.Msgs, "the job queued once")
+	assert.EqualValues(t, 1, storedMsgs(t, dialCluster(t, c.URLs()), "OFFLOAD_JOBS_retryout"), "the job queued once")
 	assert.Equal(t, 1, runCount(k), "it ran once, before the Retry")
 }
