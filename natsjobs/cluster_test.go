@@ -3,6 +3,7 @@ package natsjobs_test
 import (
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,15 @@ func TestClusterLosesNoJobWhenAServerDies(t *testing.T) {
 	doubles := 0
 	for i, id := range ids {
 		out, err := natsjobs.Wait(ctx, eq, sleepy, id)
-		require.NoError(t, err, "job %d", i)
+		if err != nil {
+			// For the next reader of a failure: where the job stands, and
+			// what every goroutine (Serve's puller among them) was doing.
+			st, serr := late.Status(context.Background(), id)
+			var stacks strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Log(stacks.String())
+			require.NoError(t, err, "job %d: %+v (%v), ran %d times", i, st, serr, runCount(jobKey(i)))
+		}
 		assert.Equal(t, "slept", out)
 		// A leader elected a moment ago may not have applied every
 		// change yet: Status, read on another connection, catches up.
