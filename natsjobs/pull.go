@@ -3,6 +3,7 @@ package natsjobs
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,22 +63,12 @@ func (p *puller) idleLane(ctx context.Context) (*lane, error) {
 			p.mu.Unlock()
 			return nil, nil
 		}
-		now, next := time.Now(), time.Time{}
-		var lost []*lane
+		next := p.retireLost(time.Now())
 		for _, l := range p.lanes {
-			switch {
-			case !l.out:
+			if !l.out {
 				p.mu.Unlock()
 				return l, nil
-			case !now.Before(l.expires):
-				lost = append(lost, l)
-			case next.IsZero() || l.expires.Before(next):
-				next = l.expires
 			}
-		}
-		for _, l := range lost {
-			p.retire(l)
-			p.trouble = true
 		}
 		if len(p.lanes) < max(1, p.s.p.Load().MaxWorkers) {
 			l, err := p.newLane()
@@ -95,6 +86,33 @@ func (p *puller) idleLane(ctx context.Context) (*lane, error) {
 		}
 		t.Stop()
 	}
+}
+
+// retireLost retires the lanes whose request outlived its expiry
+// unanswered (its consumer's leader died with it, say), giving their
+// slots back, and returns the earliest expiry of the requests still out
+// (zero if none). p.mu is held.
+func (p *puller) retireLost(now time.Time) (next time.Time) {
+	for _, l := range slices.Clone(p.lanes) {
+		switch {
+		case !l.out:
+		case !now.Before(l.expires):
+			p.retire(l)
+			p.trouble = true
+		case next.IsZero() || l.expires.Before(next):
+			next = l.expires
+		}
+	}
+	return next
+}
+
+// retireLostNow is retireLost for a caller that holds no lock: Serve
+// waiting for room calls it, since the slots a lost request holds are
+// room only its retirement gives back.
+func (p *puller) retireLostNow() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retireLost(time.Now())
 }
 
 // newLane subscribes a new lane. p.mu is held.

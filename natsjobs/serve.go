@@ -78,7 +78,7 @@ func (s *server) pull(ctx context.Context) error {
 		if err != nil || pl.takeTrouble() {
 			sleep(ctx, troubleWait) // the server is away: don't ask again at once
 		}
-		n, err := s.waitForRoom(ctx)
+		n, err := s.waitForRoom(ctx, pl.retireLostNow)
 		if err != nil {
 			return err
 		}
@@ -102,9 +102,11 @@ func (s *server) pull(ctx context.Context) error {
 }
 
 // waitForRoom returns how many jobs p has room for now, waiting until it
-// has room for one.
-func (s *server) waitForRoom(ctx context.Context) (int, error) {
+// has room for one. It calls retireLost as it looks: a pull request lost
+// unanswered holds slots that only its retirement gives back.
+func (s *server) waitForRoom(ctx context.Context, retireLost func()) (int, error) {
 	for {
+		retireLost()
 		l := s.p.Load()
 		if l.Closed {
 			return 0, pool.ErrClosed
