@@ -75,7 +75,9 @@ func (w *watcher) unsubscribe(s *subscription) {
 // start starts watching; w.mu is held. The watch is made under ctx
 // (see firstWatch) but lives until Close.
 func (w *watcher) start(ctx context.Context) error {
-	life, stop := context.WithCancel(context.WithoutCancel(ctx))
+	// The watch outlives the Wait that starts it, and its goroutines are
+	// the queue's: nothing of that Wait's ctx (its values) goes with it.
+	life, stop := context.WithCancel(context.Background())
 	// Listening first: a reconnect while the watch is made renews it.
 	w.reconnects = listenReconnects(w.q.js.Conn())
 	kw, err := w.firstWatch(ctx, life)
