@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/jobstest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote/embedded"
@@ -35,16 +36,7 @@ func testCtx(t *testing.T) context.Context {
 
 // startJetStream starts a server with JetStream on a store directory of
 // the test's, and connects to it.
-func startJetStream(t *testing.T) (*embedded.Server, *nats.Conn) {
-	t.Helper()
-	s, err := embedded.Start(embedded.Options{StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(s.Shutdown)
-	nc, err := s.Connect()
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	return s, nc
-}
+var startJetStream = jobstest.StartJetStream
 
 // startQueue starts a server as startJetStream does, and opens a queue
 // on it as open does.

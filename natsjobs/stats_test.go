@@ -1,7 +1,6 @@
 package natsjobs_test
 
 import (
-	"bytes"
 	"log/slog"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -65,25 +65,6 @@ func (h *heard) waitFor(t *testing.T, id natsjobs.ID, kind natsjobs.JobEventKind
 	}
 }
 
-// syncBuffer is a log's destination that the test reads while Serve
-// writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Each job's events come in its life's order, each logged and counted
 // once by task, in the process that made it; Stats also reads the work
 // stream's depth and its oldest job's age from the server.
@@ -91,7 +72,7 @@ func TestStatsAndEventsFollowEachJob(t *testing.T) {
 	t.Parallel()
 	_, nc := startJetStream(t)
 	h := newHeard()
-	var log syncBuffer
+	var log testkit.Buffer // Serve writes while the test reads
 	q := open(t, nc, natsjobs.Options{OnJobEvent: h.hook,
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	ctx := testCtx(t)

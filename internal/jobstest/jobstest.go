@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/natsjobs"
@@ -41,9 +42,9 @@ type Queue struct {
 	came chan struct{}
 }
 
-// Open starts a JetStream server for the test and opens the queue on it
-// with o (Name, Logger, Backoff and OnJobEvent set here).
-func Open(t *testing.T, o natsjobs.Options) *Queue {
+// StartJetStream starts a server with JetStream on a store directory of
+// the test's, and connects to it; both end with the test.
+func StartJetStream(t *testing.T) (*embedded.Server, *nats.Conn) {
 	t.Helper()
 	s, err := embedded.Start(embedded.Options{StoreDir: t.TempDir()})
 	require.NoError(t, err)
@@ -51,9 +52,18 @@ func Open(t *testing.T, o natsjobs.Options) *Queue {
 	nc, err := s.Connect()
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
+	return s, nc
+}
+
+// Open starts a JetStream server for the test and opens the queue on it
+// with o (Name, Logger, Backoff and OnJobEvent set here).
+func Open(t *testing.T, o natsjobs.Options) *Queue {
+	t.Helper()
+	_, nc := StartJetStream(t)
 	q := &Queue{ends: map[natsjobs.ID]natsjobs.JobEventKind{}, came: make(chan struct{}, 1)}
 	o.Name, o.Logger, o.OnJobEvent = "reports", Quiet, q.heard
 	o.Backoff = func(int, error) time.Duration { return time.Millisecond }
+	var err error
 	q.Queue, err = natsjobs.Open(t.Context(), nc, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = q.Close() })
