@@ -150,6 +150,16 @@ func TestRogueNodeCredentialsForgeNothing(t *testing.T) {
 // the real node was lost: liveness working, not what that test is about.
 const trustHeartbeat = 3 * time.Second
 
+// maxForgedAnswers bounds the rogue's flood of answers and pongs. Alone
+// the test sends about 25,000 in its half second; on a machine so busy
+// that the test ran for a minute (CI, every package at once) an endless
+// flood outran the submitter's inbox, whose backlog then held the real
+// node's pongs past two heartbeats (or passed the inbox's pending limit,
+// 65,536 messages, where the client drops them), and the node was lost:
+// a denial of service, which node credentials with publish rights on the
+// inboxes allow (see the README), not the forgery this test is about.
+const maxForgedAnswers = 30_000
+
 // serveAs runs a node on a connection as user, at o's heartbeat or
 // testHeartbeat.
 func serveAs(t *testing.T, s *embedded.Server, user string, o natsremote.ServeOptions) {
@@ -181,6 +191,7 @@ type rogue struct {
 	done                  chan struct{}
 	wg                    sync.WaitGroup
 	inbox                 atomic.Pointer[string]
+	answers               int // forged answers and pongs sent, by forgeAnswers only
 }
 
 func startRogue(t *testing.T, nc *nats.Conn, name string) *rogue {
@@ -222,9 +233,10 @@ func (r *rogue) stop() {
 
 // forgeAnswers advertises the rogue, and sends, every millisecond, answers
 // of every kind to the calls around the IDs in use, and pongs for the node
-// keys, all with tokens and reply secrets it made up.
+// keys, all with tokens and reply secrets it made up, maxForgedAnswers in
+// all.
 func (r *rogue) forgeAnswers() {
-	for i := 0; ; i++ {
+	for i := 0; r.answers < maxForgedAnswers; i++ {
 		select {
 		case <-r.done:
 			return
@@ -250,6 +262,7 @@ func (r *rogue) forgeAnswers() {
 			}
 			_ = r.nc.Publish(subject, h)
 			r.forged.Add(1)
+			r.answers++
 		}
 	}
 }

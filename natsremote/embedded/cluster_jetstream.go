@@ -3,16 +3,22 @@ package embedded
 import "fmt"
 
 // jetStreamReady reports whether the running servers have a JetStream
-// meta leader and each is current with it.
+// meta leader, each is current with it, and the leader counts each as an
+// online peer. (Until the leader has a peer's first statistics it places
+// no replica there: a stream of n replicas made before then fails with
+// "no suitable peers for placement, peer offline".)
 func (c *Cluster) jetStreamReady() bool {
-	leader := false
-	for _, s := range c.running() {
+	running := c.running()
+	online := -1
+	for _, s := range running {
 		if !s.JetStreamIsCurrent() {
 			return false
 		}
-		leader = leader || s.JetStreamIsLeader()
+		if s.JetStreamIsLeader() {
+			online = len(s.JetStreamClusterPeers())
+		}
 	}
-	return leader
+	return online >= len(running)
 }
 
 // Restart stops server i of the cluster if it runs (a server stopped by
