@@ -143,22 +143,23 @@ func TestRogueNodeCredentialsForgeNothing(t *testing.T) {
 	assert.Len(t, p.Nodes(), 2, "the forged adverts of 20000 nodes made none a node")
 }
 
-// trustHeartbeat is the rogue test's heartbeat. The rogue's flood (~100
-// forged messages a millisecond) lands on the submitter's inbox, where
-// the real node's pongs queue behind it; on a busy machine under -race
-// that backlog held a pong past 2.5 s (at a 1 s heartbeat, load ~20), and
-// the real node was lost: liveness working, not what that test is about.
+// trustHeartbeat is the rogue tests' heartbeat. The rogue's flood lands
+// on the submitter's inbox, where the real node's pongs queue behind it;
+// on a busy machine under -race that backlog held a pong past 2.5 s (at
+// a 1 s heartbeat, load ~20), and the real node was lost: liveness
+// working, not what these tests are about.
 const trustHeartbeat = 3 * time.Second
 
-// maxForgedAnswers bounds the rogue's flood of answers and pongs. Alone
-// the test sends about 25,000 in its half second; on a machine so busy
-// that the test ran for a minute (CI, every package at once) an endless
-// flood outran the submitter's inbox, whose backlog then held the real
-// node's pongs past two heartbeats (or passed the inbox's pending limit,
-// 65,536 messages, where the client drops them), and the node was lost:
-// a denial of service, which node credentials with publish rights on the
-// inboxes allow (see the README), not the forgery this test is about.
-const maxForgedAnswers = 30_000
+// forgeEvery is how often the rogue sends a round of 100 forged answers
+// and pongs: 10,000 a second, which a submitter under -race on a busy
+// machine keeps up with. At one round a millisecond the flood outran
+// the inbox on a machine so busy that the test ran for a minute (CI,
+// every package at once): its backlog held the real node's pongs past
+// two heartbeats (or passed the inbox's pending limit, 65,536 messages,
+// where the client drops them), and the node was lost. That is a denial
+// of service, which node credentials with publish rights on the inboxes
+// allow (see the README), not the forgery these tests are about.
+const forgeEvery = 10 * time.Millisecond
 
 // serveAs runs a node on a connection as user, at o's heartbeat or
 // testHeartbeat.
@@ -191,7 +192,6 @@ type rogue struct {
 	done                  chan struct{}
 	wg                    sync.WaitGroup
 	inbox                 atomic.Pointer[string]
-	answers               int // forged answers and pongs sent, by forgeAnswers only
 }
 
 func startRogue(t *testing.T, nc *nats.Conn, name string) *rogue {
@@ -231,18 +231,17 @@ func (r *rogue) stop() {
 	r.wg.Wait()
 }
 
-// forgeAnswers advertises the rogue, and sends, every millisecond, answers
+// forgeAnswers advertises the rogue, and sends, every forgeEvery, answers
 // of every kind to the calls around the IDs in use, and pongs for the node
-// keys, all with tokens and reply secrets it made up, maxForgedAnswers in
-// all.
+// keys, all with tokens and reply secrets it made up.
 func (r *rogue) forgeAnswers() {
-	for i := 0; r.answers < maxForgedAnswers; i++ {
+	for i := 0; ; i++ {
 		select {
 		case <-r.done:
 			return
-		case <-time.After(time.Millisecond):
+		case <-time.After(forgeEvery):
 		}
-		if i%50 == 0 {
+		if i%10 == 0 {
 			r.advertise("rogue", "r1", 1000, false) // as a node does, each heartbeat or so
 		}
 		inbox := r.inbox.Load()
@@ -262,7 +261,6 @@ func (r *rogue) forgeAnswers() {
 			}
 			_ = r.nc.Publish(subject, h)
 			r.forged.Add(1)
-			r.answers++
 		}
 	}
 }
