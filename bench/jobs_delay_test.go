@@ -29,17 +29,7 @@ var jobStarted = pool.Register("bench.jobs.started", func(context.Context, jobIn
 func BenchmarkJobsDelayLateness(b *testing.B) {
 	const jobsDelay = 500 * time.Millisecond
 	ctx := context.Background()
-	q := jobsQueue(b)
-	p := newIsolated(b, pool.InProcess, pool.Options{Workers: 1})
-	serveCtx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- natsjobs.Serve(serveCtx, q, p, natsjobs.ServeOptions{}) }()
-	defer func() {
-		stop()
-		if err := <-served; err != nil {
-			b.Error(err)
-		}
-	}()
+	q := servedQueue(b, 1)
 	var late []time.Duration
 	for b.Loop() {
 		due := time.Now().Add(jobsDelay)

@@ -60,6 +60,25 @@ func jobsQueue(b *testing.B) *natsjobs.Queue {
 	return q
 }
 
+// servedQueue opens the queue "bench" on a server of its own, and serves
+// it with natsjobs.Serve on an InProcess pool of workers workers until the
+// benchmark ends; Serve's error, if any, fails the benchmark.
+func servedQueue(b *testing.B, workers int) *natsjobs.Queue {
+	b.Helper()
+	q := jobsQueue(b)
+	p := newIsolated(b, pool.InProcess, pool.Options{Workers: workers})
+	serveCtx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- natsjobs.Serve(serveCtx, q, p, natsjobs.ServeOptions{}) }()
+	b.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			b.Error(err)
+		}
+	})
+	return q
+}
+
 // bareWorkStream is a stream like a queue's work stream: subjects
 // bare.<token>, work-queue retention, on file.
 func bareWorkStream(b *testing.B, nc *nats.Conn) (jetstream.JetStream, jetstream.Stream) {

@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/offloadgo/offload/natsjobs"
-	"github.com/offloadgo/offload/pool"
 )
 
 // jobsRate is the pace of BenchmarkJobsEnqueueToDone: a job every 2 ms,
@@ -29,17 +28,7 @@ const jobsRate = 2 * time.Millisecond
 func BenchmarkJobsEnqueueToDone(b *testing.B) {
 	ctx := context.Background()
 	b.Run("way=natsjobs", func(b *testing.B) {
-		q := jobsQueue(b)
-		p := newIsolated(b, pool.InProcess, pool.Options{Workers: 2})
-		serveCtx, stop := context.WithCancel(ctx)
-		served := make(chan error, 1)
-		go func() { served <- natsjobs.Serve(serveCtx, q, p, natsjobs.ServeOptions{}) }()
-		defer func() {
-			stop()
-			if err := <-served; err != nil {
-				b.Error(err)
-			}
-		}()
+		q := servedQueue(b, 2)
 		atPace(b, func() error {
 			id, err := natsjobs.Enqueue(ctx, q, jobDouble, jobInputValue)
 			if err == nil {

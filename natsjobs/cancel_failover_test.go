@@ -21,14 +21,7 @@ func TestCancelWaitsOutALeaderlessBucket(t *testing.T) {
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{1}) // no worker: it stays queued
 	require.NoError(t, err)
 
-	c.Servers[1].Shutdown()
-	c.Servers[2].Shutdown()
-	canceled := make(chan error, 1)
-	go func() { canceled <- q.Cancel(ctx, id) }()
-	start := time.Now()
-	require.NoError(t, c.Restart(1))
-	require.NoError(t, <-canceled)
-	t.Logf("Cancel returned %v after the restart began", time.Since(start))
+	require.NoError(t, throughOutage(t, c, "Cancel", func() error { return q.Cancel(ctx, id) }))
 	st, err := q.Status(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, natsjobs.Canceled, st.State)
@@ -45,4 +38,21 @@ func outageQueue(t *testing.T, name string) (context.Context, *embedded.Cluster,
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = q.Close() })
 	return ctx, c, q
+}
+
+// throughOutage stops two of c's three servers, so that the queue's
+// streams have no leader, runs call (named what) on a goroutine, restarts
+// one server, and returns call's error once call returns, logging how long
+// after the restart began that was.
+func throughOutage(t *testing.T, c *embedded.Cluster, what string, call func() error) error {
+	t.Helper()
+	c.Servers[1].Shutdown()
+	c.Servers[2].Shutdown()
+	returned := make(chan error, 1)
+	go func() { returned <- call() }()
+	start := time.Now()
+	require.NoError(t, c.Restart(1))
+	err := <-returned
+	t.Logf("%s returned %v after the restart began", what, time.Since(start))
+	return err
 }

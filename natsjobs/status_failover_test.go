@@ -2,7 +2,6 @@ package natsjobs_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,22 +17,11 @@ func TestStatusWaitsOutALeaderlessBucket(t *testing.T) {
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{1}) // no worker: it stays queued
 	require.NoError(t, err)
 
-	c.Servers[1].Shutdown()
-	c.Servers[2].Shutdown()
-	type answer struct {
-		st  natsjobs.Status
-		err error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		st, err := q.Status(ctx, id)
-		answered <- answer{st, err}
-	}()
-	start := time.Now()
-	require.NoError(t, c.Restart(1))
-	a := <-answered
-	require.NoError(t, a.err)
-	t.Logf("Status returned %v after the restart began", time.Since(start))
-	assert.Equal(t, natsjobs.Queued, a.st.State)
-	assert.Equal(t, id, a.st.ID)
+	var st natsjobs.Status
+	require.NoError(t, throughOutage(t, c, "Status", func() (err error) {
+		st, err = q.Status(ctx, id)
+		return err
+	}))
+	assert.Equal(t, natsjobs.Queued, st.State)
+	assert.Equal(t, id, st.ID)
 }

@@ -39,10 +39,10 @@ func BenchmarkProgramViaNode(b *testing.B) {
 	echo := func(b *testing.B, p *pool.Pool) {
 		ctx := testCtx(b)
 		in := programtest.EchoIO{Text: "hello", N: 1}
-		_, err := pool.Run(ctx, p, xEcho, in) // the worker is up
+		_, err := pool.Run(ctx, p, programtest.Echo, in) // the worker is up
 		require.NoError(b, err)
 		for b.Loop() {
-			if _, err := pool.Run(ctx, p, xEcho, in); err != nil {
+			if _, err := pool.Run(ctx, p, programtest.Echo, in); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -15,19 +15,8 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-// The test workers' tasks (internal/programtest), as a Remote pool sends
-// them to a node whose pool runs the program.
-type (
-	progSeconds = programtest.SecondsIn
-	progNone    = programtest.None
-)
-
-var (
-	xEcho    = programtest.Echo
-	xSleep   = programtest.Sleep
-	xPID     = programtest.PID
-	xMissing = pool.Extern[progNone, progNone]("nr.not served by the program")
-)
+// xMissing is a task the test workers do not serve.
+var xMissing = pool.Extern[programtest.None, programtest.None]("nr.not served by the program")
 
 // programNodeOptions serves pool name with a pool of workers of l's
 // program.
@@ -61,19 +50,19 @@ func TestProgramNodeRunsExternTasks(t *testing.T) {
 
 			programtest.CheckRoundTrips(t, ctx, p)
 
-			_, err := pool.Run(ctx, p, xMissing, progNone{})
+			_, err := pool.Run(ctx, p, xMissing, programtest.None{})
 			require.ErrorIs(t, err, pool.ErrUnknownTask, "a name the program's hello does not list")
 			_, err = pool.Run(ctx, p, add, [2]int{1, 2})
 			require.ErrorIs(t, err, pool.ErrUnknownTask, "a Go task on a node of a program")
 
-			before, err := pool.Run(ctx, p, xPID, progNone{})
+			before, err := pool.Run(ctx, p, programtest.PID, programtest.None{})
 			require.NoError(t, err)
 			short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			defer cancel()
-			_, err = pool.Run(short, p, xSleep, progSeconds{Seconds: 60})
+			_, err = pool.Run(short, p, programtest.Sleep, programtest.SecondsIn{Seconds: 60})
 			require.ErrorIs(t, err, pool.ErrTerminated)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			after, err := pool.Run(ctx, p, xPID, progNone{})
+			after, err := pool.Run(ctx, p, programtest.PID, programtest.None{})
 			require.NoError(t, err)
 			assert.Equal(t, before.PID, after.PID, "a task that stopped within its grace keeps its process")
 
@@ -100,7 +89,7 @@ func TestGoAndProgramNodesServeOnePool(t *testing.T) {
 		sum, err := pool.Run(ctx, p, add, [2]int{i, 1})
 		require.NoError(t, err)
 		assert.Equal(t, i+1, sum)
-		out, err := pool.Run(ctx, p, xEcho, programtest.EchoIO{Text: "x", N: i})
+		out, err := pool.Run(ctx, p, programtest.Echo, programtest.EchoIO{Text: "x", N: i})
 		require.NoError(t, err)
 		assert.Equal(t, programtest.EchoIO{Text: "x", N: i}, out)
 	}
@@ -149,7 +138,7 @@ func TestProgramNodeWorkerFailures(t *testing.T) {
 	assert.Contains(t, err.Error(), "memory limit")
 	t.Logf("memory: %v", err)
 
-	out, err := pool.Run(ctx, p, xEcho, programtest.EchoIO{Text: "still serving"})
+	out, err := pool.Run(ctx, p, programtest.Echo, programtest.EchoIO{Text: "still serving"})
 	require.NoError(t, err)
 	assert.Equal(t, "still serving", out.Text)
 }
@@ -195,7 +184,7 @@ func TestProgramNodeCarriesTheTrace(t *testing.T) {
 	p := remotePool(t, connect(t, s), "program-trace", pool.Options{Workers: 1, Tracer: passTracer{}})
 	waitNodes(t, p, 1)
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	out, err := pool.Run(withTraceparent(testCtx(t), tp), p, programtest.Trace, progNone{})
+	out, err := pool.Run(withTraceparent(testCtx(t), tp), p, programtest.Trace, programtest.None{})
 	require.NoError(t, err)
 	assert.Equal(t, tp, out.Trace["traceparent"])
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/cancel"
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
@@ -19,10 +20,10 @@ import (
 func TestProgramCrashMidCall(t *testing.T) {
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
-		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		before, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 
-		_, err = pool.Run(testkit.Ctx(t), p, xExit, codeIn{Code: 3})
+		_, err = pool.Run(testkit.Ctx(t), p, programtest.Exit, programtest.CodeIn{Code: 3})
 		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
 		var exit *cancel.Exit
 		require.ErrorAs(t, err, &exit)
@@ -30,7 +31,7 @@ func TestProgramCrashMidCall(t *testing.T) {
 		assert.Contains(t, exit.Stderr, "dying now")
 		assert.Contains(t, err.Error(), "dying now")
 
-		after, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		after, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 		assert.NotEqual(t, before.PID, after.PID)
 		assert.Equal(t, uint64(1), p.Stats().Crashed)
@@ -43,14 +44,14 @@ func TestProgramMemoryLimit(t *testing.T) {
 	testkit.SkipOffLinux(t, "MemoryLimit")
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{MemoryLimit: 300 << 20}})
-		_, err := pool.Run(testkit.Ctx(t), p, xAlloc, allocIn{MiB: 600, Seconds: 60})
+		_, err := pool.Run(testkit.Ctx(t), p, programtest.Alloc, programtest.AllocIn{MiB: 600, Seconds: 60})
 		require.ErrorIs(t, err, pool.ErrWorkerCrashed)
 		var exit *cancel.Exit
 		require.ErrorAs(t, err, &exit)
 		assert.Equal(t, cancel.KilledByMemoryLimit, exit.Killed)
 		assert.Greater(t, exit.RSS, int64(300<<20))
 
-		out, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "still serving"})
+		out, err := pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{Text: "still serving"})
 		require.NoError(t, err)
 		assert.Equal(t, "still serving", out.Text)
 	})
@@ -74,7 +75,7 @@ func TestProgramStartFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := scriptPool(t, pool.SubprocessOptions{Command: tc.command, StartTimeout: 2 * time.Second})
-			_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
+			_, err := pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{})
 			require.ErrorIs(t, err, pool.ErrWorkerStartFailed)
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
@@ -89,7 +90,7 @@ func TestProgramStartFailures(t *testing.T) {
 func TestProgramMalformedAnswer(t *testing.T) {
 	p := scriptPool(t, pool.SubprocessOptions{Command: testkit.Programs[0].Command(t, "garbage.py")})
 	for range 2 { // the second call goes to the replacement
-		_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
+		_, err := pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "sent a bad answer")
 		assert.Contains(t, err.Error(), "malformed answer")
@@ -104,14 +105,14 @@ func TestProgramMalformedAnswer(t *testing.T) {
 func TestProgramRecycle(t *testing.T) {
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
-		asked, err := pool.Run(testkit.Ctx(t), p, xRecycle, none{})
+		asked, err := pool.Run(testkit.Ctx(t), p, programtest.Recycle, programtest.None{})
 		require.NoError(t, err)
-		next, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		next, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 		assert.NotEqual(t, asked.PID, next.PID, "the program asked to be replaced")
 
 		require.NoError(t, p.RecycleWorkers(testkit.Ctx(t)))
-		last, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		last, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 		assert.NotEqual(t, next.PID, last.PID, "RecycleWorkers replaced it")
 		assert.Equal(t, uint64(2), p.Stats().Recycled)
@@ -126,7 +127,7 @@ func TestProgramMaxTasksPerWorker(t *testing.T) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{MaxTasksPerWorker: 2}})
 		var pids []int
 		for range 4 {
-			out, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+			out, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 			require.NoError(t, err)
 			pids = append(pids, out.PID)
 		}
@@ -144,14 +145,14 @@ func TestProgramDirEnvAndTrace(t *testing.T) {
 		tracer := &fakeTracer{}
 		p := newProgramPool(t, l, pool.Options{Tracer: tracer,
 			Subprocess: pool.SubprocessOptions{Dir: dir, Env: []string{"MODEL=small"}}})
-		env, err := pool.Run(testkit.Ctx(t), p, xEnv, none{})
+		env, err := pool.Run(testkit.Ctx(t), p, programtest.Env, programtest.None{})
 		require.NoError(t, err)
 		want, err := filepath.EvalSymlinks(dir)
 		require.NoError(t, err)
 		assert.Equal(t, want, env.Dir)
 		assert.Equal(t, "small", env.Model)
 
-		tr, err := pool.Run(testkit.Ctx(t), p, xTrace, none{})
+		tr, err := pool.Run(testkit.Ctx(t), p, programtest.Trace, programtest.None{})
 		require.NoError(t, err)
 		spans := tracer.spans
 		require.NotEmpty(t, spans)
@@ -209,23 +210,23 @@ func TestProgramWorkersAndLimits(t *testing.T) {
 		assert.Len(t, warm, 2, "one process per worker, before any call")
 		assert.Zero(t, p.Stats().Completed)
 
-		_, err := pool.Run(testkit.Ctx(t), p, xBlob, blobIn{Image: make([]byte, 65<<10)})
+		_, err := pool.Run(testkit.Ctx(t), p, programtest.Blob, programtest.BlobIn{Image: make([]byte, 65<<10)})
 		require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
-		out, err := pool.Run(testkit.Ctx(t), p, xBlob, blobIn{Image: make([]byte, 60<<10)})
+		out, err := pool.Run(testkit.Ctx(t), p, programtest.Blob, programtest.BlobIn{Image: make([]byte, 60<<10)})
 		require.NoError(t, err)
 		assert.Equal(t, 60<<10, out.Size)
 		for _, n := range []int{65 << 10, 1 << 20} { // within the frame's slack; over the frame
-			_, err = pool.Run(testkit.Ctx(t), p, xBytes, bytesIn{N: n})
+			_, err = pool.Run(testkit.Ctx(t), p, programtest.Bytes, programtest.BytesIn{N: n})
 			require.ErrorIs(t, err, pool.ErrPayloadTooLarge, "an output of %d bytes", n)
 		}
-		big, err := pool.Run(testkit.Ctx(t), p, xBytes, bytesIn{N: 60 << 10})
+		big, err := pool.Run(testkit.Ctx(t), p, programtest.Bytes, programtest.BytesIn{N: 60 << 10})
 		require.NoError(t, err)
 		assert.Len(t, big.Data, 60<<10)
 
 		require.NoError(t, p.SetWorkers(3))
 		require.NoError(t, p.SetWorkers(1))
 		for i := range 4 {
-			out, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{N: i})
+			out, err := pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{N: i})
 			require.NoError(t, err)
 			assert.Equal(t, i, out.N)
 		}
@@ -239,9 +240,9 @@ func TestProgramWorkersAndLimits(t *testing.T) {
 func TestProgramUnreadCallGoesToTheReplacement(t *testing.T) {
 	p := scriptPool(t, pool.SubprocessOptions{Command: testkit.Programs[0].Command(t, "deafonce.py"),
 		Env: []string{"DEAF_MARK=" + filepath.Join(t.TempDir(), "mark")}})
-	out, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "once", N: 1})
+	out, err := pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{Text: "once", N: 1})
 	require.NoError(t, err)
-	assert.Equal(t, echoIO{Text: "once", N: 1}, out)
+	assert.Equal(t, programtest.EchoIO{Text: "once", N: 1}, out)
 	s := p.Stats()
 	assert.Equal(t, uint64(1), s.Crashed, "the first process exited under the call")
 	assert.Equal(t, uint64(1), s.Completed)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
@@ -50,15 +51,15 @@ func runProgramHost() {
 		if err != nil {
 			fail(err)
 		}
-		pid, err := pool.Run(context.Background(), p, xPID, none{})
+		pid, err := pool.Run(context.Background(), p, programtest.PID, programtest.None{})
 		if err != nil {
 			fail(err)
 		}
-		child, err := pool.Run(context.Background(), p, xGrandchild, none{})
+		child, err := pool.Run(context.Background(), p, programtest.Grandchild, programtest.None{})
 		if err != nil {
 			fail(err)
 		}
-		if _, err := pool.Submit(context.Background(), p, xSleep, secondsIn{Seconds: 300}); err != nil {
+		if _, err := pool.Submit(context.Background(), p, programtest.Sleep, programtest.SecondsIn{Seconds: 300}); err != nil {
 			fail(err)
 		}
 		<-started.seen // the call runs: the program hears of the death while busy

@@ -17,34 +17,8 @@ import (
 	"github.com/offloadgo/offload/pool"
 )
 
-// The test workers' tasks and types (internal/programtest), by the names
-// these tests have long used.
-type (
-	echoIO    = programtest.EchoIO
-	blobIn    = programtest.BlobIn
-	secondsIn = programtest.SecondsIn
-	codeIn    = programtest.CodeIn
-	allocIn   = programtest.AllocIn
-	bytesIn   = programtest.BytesIn
-	none      = programtest.None
-)
-
-var (
-	xEcho       = programtest.Echo
-	xBlob       = programtest.Blob
-	xSleep      = programtest.Sleep
-	xStubborn   = programtest.Stubborn
-	xGrandchild = programtest.Grandchild
-	xPrint      = programtest.Print
-	xExit       = programtest.Exit
-	xAlloc      = programtest.Alloc
-	xRecycle    = programtest.Recycle
-	xPID        = programtest.PID
-	xTrace      = programtest.Trace
-	xEnv        = programtest.Env
-	xBytes      = programtest.Bytes
-	xMissing    = pool.Extern[none, none]("not served by the program")
-)
+// xMissing is a task the test workers do not serve.
+var xMissing = pool.Extern[programtest.None, programtest.None]("not served by the program")
 
 // eachLanguage runs test once per language, in parallel.
 func eachLanguage(t *testing.T, test func(t *testing.T, l testkit.Program)) {
@@ -74,7 +48,7 @@ func TestProgramRunsTasks(t *testing.T) {
 
 		programtest.CheckRoundTrips(t, ctx, p)
 
-		_, err := pool.Run(ctx, p, xMissing, none{})
+		_, err := pool.Run(ctx, p, xMissing, programtest.None{})
 		require.ErrorIs(t, err, pool.ErrUnknownTask)
 		assert.Contains(t, err.Error(), l.Worker)
 
@@ -90,10 +64,10 @@ func TestExternOnlyInItsProgram(t *testing.T) {
 	in := newPool(t, pool.Options{Workers: 1})
 	sub := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess})
 	for _, p := range []*pool.Pool{in, sub} {
-		_, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{})
+		_, err := pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{})
 		require.ErrorIs(t, err, pool.ErrUnknownTask)
 		assert.Contains(t, err.Error(), "Extern")
-		_, err = pool.Submit(testkit.Ctx(t), p, xEcho, echoIO{})
+		_, err = pool.Submit(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{})
 		require.ErrorIs(t, err, pool.ErrUnknownTask)
 	}
 	assert.Zero(t, sub.Stats().Completed)
@@ -104,16 +78,16 @@ func TestExternOnlyInItsProgram(t *testing.T) {
 func TestProgramCancel(t *testing.T) {
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{TerminateGrace: 5 * time.Second}})
-		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		before, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 
 		ctx, cancel := context.WithTimeout(testkit.Ctx(t), 300*time.Millisecond)
 		defer cancel()
-		_, err = pool.Run(ctx, p, xSleep, secondsIn{Seconds: 60})
+		_, err = pool.Run(ctx, p, programtest.Sleep, programtest.SecondsIn{Seconds: 60})
 		require.ErrorIs(t, err, pool.ErrTerminated)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 
-		after, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		after, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 		assert.Equal(t, before.PID, after.PID, "a task that stopped within its grace keeps its process")
 		assert.Zero(t, p.Stats().Terminated)
@@ -124,18 +98,18 @@ func TestProgramIgnoringCancelIsKilled(t *testing.T) {
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		log := newLogSink()
 		p := newProgramPool(t, l, pool.Options{Logger: log.logger(), Subprocess: pool.SubprocessOptions{TerminateGrace: 200 * time.Millisecond}})
-		before, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		before, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 
 		ctx, cancel := context.WithCancel(testkit.Ctx(t))
-		f, err := pool.Submit(ctx, p, xStubborn, secondsIn{Seconds: 60})
+		f, err := pool.Submit(ctx, p, programtest.Stubborn, programtest.SecondsIn{Seconds: 60})
 		require.NoError(t, err)
 		log.waitFor(t, "stubborn: deaf to the cancel")
 		cancel()
 		_, err = f.Wait()
 		require.ErrorIs(t, err, pool.ErrTerminated)
 
-		after, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		after, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 		assert.NotEqual(t, before.PID, after.PID, "the stubborn task's process was killed")
 		assert.True(t, testkit.ProcessExited(before.PID))
@@ -148,7 +122,7 @@ func TestProgramIgnoringCancelIsKilled(t *testing.T) {
 func TestProgramGrandchildDiesWithWorker(t *testing.T) {
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{})
-		out, err := pool.Run(testkit.Ctx(t), p, xGrandchild, none{})
+		out, err := pool.Run(testkit.Ctx(t), p, programtest.Grandchild, programtest.None{})
 		require.NoError(t, err)
 		require.False(t, testkit.ProcessExited(out.PID), "the grandchild runs")
 		require.NoError(t, p.RecycleWorkers(testkit.Ctx(t)))
@@ -162,10 +136,10 @@ func TestProgramOutputIsLogged(t *testing.T) {
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		log := newLogSink()
 		p := newProgramPool(t, l, pool.Options{Logger: log.logger()})
-		out, err := pool.Run(testkit.Ctx(t), p, xPrint, none{})
+		out, err := pool.Run(testkit.Ctx(t), p, programtest.Print, programtest.None{})
 		require.NoError(t, err)
 		assert.True(t, out.OK)
-		echo, err := pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "after", N: 1})
+		echo, err := pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{Text: "after", N: 1})
 		require.NoError(t, err)
 		assert.Equal(t, "after", echo.Text)
 		line := log.waitFor(t, "one line on stderr")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/transfer"
 )
@@ -48,7 +49,7 @@ func TestSubprocessSendTimeEncodeFailure(t *testing.T) {
 		require.NoError(t, err)
 		base := transfer.Stats().InUse
 
-		b := filled(t, 1<<20, 1)
+		b := testkit.CountingBuffer(t, transfer.NewBuffer, 1<<20, 1)
 		_, err = pool.Run(ctx, p, padLen, padded{Buf: b, R: &refuses{}})
 		require.ErrorContains(t, err, "refuses to encode")
 		assert.True(t, b.Detached(), "the call owned it from admission")
@@ -57,10 +58,10 @@ func TestSubprocessSendTimeEncodeFailure(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, pid, same, "nothing moved: the process lives on")
 
-		b = filled(t, 1<<20, 1)
+		b = testkit.CountingBuffer(t, transfer.NewBuffer, 1<<20, 1)
 		_, err = pool.Run(ctx, p, padLen, padded{Buf: b, Pad: make([]byte, 5000)})
 		require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
-		n, err := pool.Run(ctx, p, padLen, padded{Buf: filled(t, 10, 1), Pad: make([]byte, 100)})
+		n, err := pool.Run(ctx, p, padLen, padded{Buf: testkit.CountingBuffer(t, transfer.NewBuffer, 10, 1), Pad: make([]byte, 100)})
 		require.NoError(t, err, "the replacement process serves")
 		assert.Equal(t, 110, n)
 		other, err := pool.Run(ctx, p, workerPID, 0)
@@ -115,7 +116,7 @@ func TestQueuedBufferFreedWhenDropped(t *testing.T) {
 			require.NoError(t, err)
 
 			ctx, cancel := context.WithCancel(testCtx(t))
-			b := filled(t, 1<<20, 1)
+			b := testkit.CountingBuffer(t, transfer.NewBuffer, 1<<20, 1)
 			f, err := pool.Submit(ctx, p, inspect, b)
 			require.NoError(t, err)
 			assert.True(t, b.Detached(), "handed to the call at admission")
@@ -124,7 +125,7 @@ func TestQueuedBufferFreedWhenDropped(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, base, transfer.Stats().InUse, "an abandoned call frees its input")
 
-			queued, err := pool.Submit(testCtx(t), p, inspect, filled(t, 1<<20, 2))
+			queued, err := pool.Submit(testCtx(t), p, inspect, testkit.CountingBuffer(t, transfer.NewBuffer, 1<<20, 2))
 			require.NoError(t, err)
 			p.Close()
 			_, err = queued.Wait()
@@ -162,7 +163,7 @@ func TestSubprocessUndecodableInputFreesBuffers(t *testing.T) {
 		in := struct {
 			U undecodable
 			B *transfer.Buffer
-		}{B: filled(t, 1<<20, 1)}
+		}{B: testkit.CountingBuffer(t, transfer.NewBuffer, 1<<20, 1)}
 		_, err = pool.Run(ctx, p, undecodableFirst, in)
 		require.ErrorContains(t, err, "refuses to decode")
 		other, err := pool.Run(ctx, p, workerPID, 0)

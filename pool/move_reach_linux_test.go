@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/transfer"
 )
@@ -118,16 +119,16 @@ func TestSubprocessTaskReachesOnlyItsBuffers(t *testing.T) {
 	p, _ := newProcPool(t, pool.Options{Workers: 1})
 	ctx := testCtx(t)
 
-	kept := filled(t, 4096, 3)
+	kept := testkit.CountingBuffer(t, transfer.NewBuffer, 4096, 3)
 	defer kept.Release()
-	returned, err := pool.Run(ctx, p, echoBuffer, filled(t, 4096, 5))
+	returned, err := pool.Run(ctx, p, echoBuffer, testkit.CountingBuffer(t, transfer.NewBuffer, 4096, 5))
 	require.NoError(t, err)
 	defer returned.Release()
 	made, err := pool.Run(ctx, p, makeBuffer, 4096)
 	require.NoError(t, err)
 	defer made.Release()
 
-	reach, err := pool.Run(ctx, p, scribbleShared, filled(t, 4096, 7))
+	reach, err := pool.Run(ctx, p, scribbleShared, testkit.CountingBuffer(t, transfer.NewBuffer, 4096, 7))
 	require.NoError(t, err)
 	t.Logf("the task wrote %d bytes over %d mappings and %d descriptors", reach.Bytes, reach.Mappings, reach.Descriptors)
 	require.Positive(t, reach.Mappings, "the task found no mapping of its own input")

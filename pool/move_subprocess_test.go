@@ -109,16 +109,6 @@ func graces(t *testing.T, f func(t *testing.T, o pool.Options)) {
 	}
 }
 
-// filled is a shared-memory Buffer (one a worker process can take) of n
-// bytes counting up from seed.
-func filled(t *testing.T, n int, seed byte) *transfer.Buffer {
-	t.Helper()
-	b, err := transfer.NewBuffer(n)
-	require.NoError(t, err)
-	testkit.Counting(b.Bytes(), seed)
-	return b
-}
-
 func TestSubprocessBufferOwnership(t *testing.T) {
 	graces(t, func(t *testing.T, o pool.Options) {
 		p, _ := newProcPool(t, o)
@@ -126,7 +116,7 @@ func TestSubprocessBufferOwnership(t *testing.T) {
 
 		// A moved Buffer's bytes arrive; the caller's handle is detached;
 		// the worker's new Buffer arrives.
-		in := filled(t, 1000, 1)
+		in := testkit.CountingBuffer(t, transfer.NewBuffer, 1000, 1)
 		var want byte
 		for _, b := range in.Bytes() {
 			want += b
@@ -149,7 +139,7 @@ func TestSubprocessBufferOwnership(t *testing.T) {
 		assert.Equal(t, submitted, p.Stats().Submitted)
 
 		// An echo gives the parent its own memory back, not a copy.
-		b := filled(t, 4096, 9)
+		b := testkit.CountingBuffer(t, transfer.NewBuffer, 4096, 9)
 		first := &b.Bytes()[0]
 		back, err := pool.Run(ctx, p, echoBuffer, b)
 		require.NoError(t, err)
@@ -161,8 +151,8 @@ func TestSubprocessBufferOwnership(t *testing.T) {
 		// Buffers nested in structs and slices move both ways.
 		var nb bundle
 		nb.Name = "n"
-		nb.Parts = []*transfer.Buffer{filled(t, 10, 10), filled(t, 20, 20)}
-		nb.Inner.B = filled(t, 30, 30)
+		nb.Parts = []*transfer.Buffer{testkit.CountingBuffer(t, transfer.NewBuffer, 10, 10), testkit.CountingBuffer(t, transfer.NewBuffer, 20, 20)}
+		nb.Inner.B = testkit.CountingBuffer(t, transfer.NewBuffer, 30, 30)
 		parts := append([]*transfer.Buffer{nb.Inner.B}, nb.Parts...)
 		got, err := pool.Run(ctx, p, swapBundle, nb)
 		require.NoError(t, err)
@@ -249,7 +239,7 @@ func TestSubprocessBigBuffer(t *testing.T) {
 	t.Parallel()
 	p, _ := newProcPool(t, pool.Options{Workers: 1, Subprocess: pool.SubprocessOptions{MaxPayload: 1 << 10}})
 	ctx := testCtx(t)
-	big := filled(t, 44<<20, 5)
+	big := testkit.CountingBuffer(t, transfer.NewBuffer, 44<<20, 5)
 	got, err := pool.Run(ctx, p, inspect, big)
 	require.NoError(t, err)
 	assert.Equal(t, sized{Len: 44 << 20, First: 5, Last: big44Last}, got)
@@ -270,13 +260,13 @@ func TestSubprocessBufferMemoryDoesNotCreep(t *testing.T) {
 		ctx := testCtx(t)
 		base := transfer.Stats().InUse
 		for i := range 200 {
-			out, err := pool.Run(ctx, p, sumBytes, frame{ID: i, Buf: filled(t, 1000+i, byte(i))})
+			out, err := pool.Run(ctx, p, sumBytes, frame{ID: i, Buf: testkit.CountingBuffer(t, transfer.NewBuffer, 1000+i, byte(i))})
 			require.NoError(t, err)
 			out.Buf.Release()
-			back, err := pool.Run(ctx, p, echoBuffer, filled(t, 64<<10, 1))
+			back, err := pool.Run(ctx, p, echoBuffer, testkit.CountingBuffer(t, transfer.NewBuffer, 64<<10, 1))
 			require.NoError(t, err)
 			back.Release()
-			_, err = pool.Run(ctx, p, inspect, filled(t, 100, 1)) // kept by the task
+			_, err = pool.Run(ctx, p, inspect, testkit.CountingBuffer(t, transfer.NewBuffer, 100, 1)) // kept by the task
 			require.NoError(t, err)
 		}
 		assert.Equal(t, base, transfer.Stats().InUse, "the parent's arena is back to its baseline")
@@ -299,7 +289,7 @@ func TestSubprocessRecycleWithBuffers(t *testing.T) {
 		var outs []*transfer.Buffer
 		pids := map[int]bool{}
 		for i := range 9 {
-			out, err := pool.Run(ctx, p, sumBytes, frame{ID: i, Buf: filled(t, 100, byte(i))})
+			out, err := pool.Run(ctx, p, sumBytes, frame{ID: i, Buf: testkit.CountingBuffer(t, transfer.NewBuffer, 100, byte(i))})
 			require.NoError(t, err)
 			outs = append(outs, out.Buf)
 			pid, err := pool.Run(ctx, p, workerPID, 0) // the process's second task: its last
@@ -331,7 +321,7 @@ func TestSubprocessDeadWorkerLeaksNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			graces(t, func(t *testing.T, o pool.Options) {
 				base := transfer.Stats().InUse
-				big := filled(t, 44<<20, 3)
+				big := testkit.CountingBuffer(t, transfer.NewBuffer, 44<<20, 3)
 				before := resourcesNow(t) // with the arena's segment for big
 
 				requireSubprocess(t)
@@ -379,5 +369,5 @@ func resourcesNow(t *testing.T) resources {
 	return resources{len(entries), strings.Count(string(maps), "offload-transfer")}
 }
 
-// big44Last is the last byte filled(44 MiB, 5) writes.
+// big44Last is the last byte of a 44 MiB CountingBuffer from seed 5.
 const big44Last = byte((5 + (44<<20 - 1)) % 256)

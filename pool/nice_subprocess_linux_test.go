@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
@@ -113,7 +114,7 @@ func TestProgramNice(t *testing.T) {
 	require.Len(t, base, 1, "this test process's threads share one nice value")
 	eachLanguage(t, func(t *testing.T, l testkit.Program) {
 		p := newProgramPool(t, l, pool.Options{Subprocess: pool.SubprocessOptions{Nice: 5}})
-		out, err := pool.Run(testkit.Ctx(t), p, xPID, none{})
+		out, err := pool.Run(testkit.Ctx(t), p, programtest.PID, programtest.None{})
 		require.NoError(t, err)
 		got, err := threadNicesOf(strconv.Itoa(out.PID))
 		require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
@@ -25,7 +26,7 @@ func TestProgramTasks(t *testing.T) {
 		}
 		assert.NotContains(t, names, xMissing.Name())
 
-		_, err = pool.Run(testkit.Ctx(t), p, xEcho, echoIO{Text: "a"})
+		_, err = pool.Run(testkit.Ctx(t), p, programtest.Echo, programtest.EchoIO{Text: "a"})
 		require.NoError(t, err)
 		again, err := p.ProgramTasks(testkit.Ctx(t))
 		require.NoError(t, err)

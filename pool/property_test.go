@@ -115,7 +115,9 @@ func startLoad(t *testing.T, p *pool.Pool, submitters, each int, seed uint64,
 func (l *load) wait(t *testing.T) (completed int) {
 	t.Helper()
 	l.wg.Wait()
-	return checkRuns(t, l.outcomes, l.runs)
+	c := checkRuns(t, l.outcomes, l.runs)
+	require.Equal(t, len(l.outcomes), c.used, "every id was submitted")
+	return c.completed
 }
 
 // randomEnd returns a ctx that, as r picks, never ends (half the time),
@@ -133,11 +135,13 @@ func randomEnd(r *rand.Rand) (context.Context, context.CancelFunc) {
 	return ctx, cancel
 }
 
-// outcome is what one submission of an id-returning task came to.
+// outcome is what one submission of an id-returning task came to; used
+// is false in the zero outcome, of an id that no submission used.
 type outcome struct {
 	out      int
 	err      error
 	rejected bool
+	used     bool
 }
 
 // submitAny submits in to task through Run, Submit or SubmitBlocking, as
@@ -145,7 +149,7 @@ type outcome struct {
 // Run (whose ErrClosed may also mean Close dropped it later), any error
 // from Submit and SubmitBlocking.
 func submitAny[In any](t *testing.T, r *rand.Rand, ctx context.Context, p *pool.Pool, task pool.Task[In, int], in In) outcome {
-	var o outcome
+	o := outcome{used: true}
 	switch r.IntN(3) {
 	case 0:
 		o.out, o.err = pool.Run(ctx, p, task, in)
@@ -157,7 +161,7 @@ func submitAny[In any](t *testing.T, r *rand.Rand, ctx context.Context, p *pool.
 		}
 		f, err := submit(ctx, p, task, in)
 		if err != nil {
-			return outcome{err: err, rejected: true}
+			return outcome{err: err, rejected: true, used: true}
 		}
 		o.out, o.err = f.Wait()
 		again, againErr := f.Wait()
@@ -167,24 +171,38 @@ func submitAny[In any](t *testing.T, r *rand.Rand, ctx context.Context, p *pool.
 	return o
 }
 
-// checkRuns checks each task's outcome, by id, against its runs: none ran
-// twice, a result comes from its one run and is its id, a refused task
-// never ran. It returns how many completed.
-func checkRuns(t *testing.T, outcomes []outcome, runs []atomic.Int32) (completed int) {
+// tally counts a test's outcomes: the ids used, and of those how many
+// completed, were refused, and were refused for room (ErrQueueFull).
+type tally struct{ used, completed, rejected, full int }
+
+// checkRuns checks each id's outcome against its runs, and counts them:
+// no task ran twice, a result comes from its one run and is its id, a
+// refused task never ran, nor did an id that no submission used.
+func checkRuns(t *testing.T, outcomes []outcome, runs []atomic.Int32) tally {
 	t.Helper()
+	var c tally
 	for id, o := range outcomes {
 		n := runs[id].Load()
 		require.LessOrEqual(t, n, int32(1), "task %d ran %d times", id, n)
+		if !o.used {
+			require.Zero(t, n, "id %d ran, though no submission used it", id)
+			continue
+		}
+		c.used++
 		switch {
 		case o.err == nil:
-			completed++
+			c.completed++
 			require.Equal(t, id, o.out)
 			require.Equal(t, int32(1), n, "a result comes from a run")
 		case o.rejected:
+			c.rejected++
 			require.Zero(t, n, "refused task %d ran (%v)", id, o.err)
+			if errors.Is(o.err, pool.ErrQueueFull) {
+				c.full++
+			}
 		}
 	}
-	return completed
+	return c
 }
 
 // checkCounts checks a settled pool's Stats against a test's tally: the

@@ -2,7 +2,6 @@ package pool_test
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -26,12 +25,6 @@ func TestEveryBatchedTaskResolvesExactlyOnce(t *testing.T) {
 	require.NoError(t, err)
 	runs := make([]atomic.Int32, submitters*batches*maxBatch)
 
-	type outcome struct {
-		out      int
-		err      error
-		rejected bool
-		used     bool
-	}
 	outcomes := make([]outcome, len(runs))
 	var resolved atomic.Int64
 	var wg sync.WaitGroup
@@ -73,33 +66,12 @@ func TestEveryBatchedTaskResolvesExactlyOnce(t *testing.T) {
 		require.ErrorIs(t, shutdownErr, context.DeadlineExceeded)
 	}
 
-	var tasks, completed, rejected, full int
-	for id, o := range outcomes {
-		n := runs[id].Load()
-		require.LessOrEqual(t, n, int32(1), "task %d ran %d times", id, n)
-		if !o.used {
-			require.Zero(t, n)
-			continue
-		}
-		tasks++
-		switch {
-		case o.err == nil:
-			completed++
-			require.Equal(t, id, o.out)
-			require.Equal(t, int32(1), n, "a result comes from a run")
-		case o.rejected:
-			rejected++
-			require.Equal(t, int32(0), n, "task %d of a refused batch ran (%v)", id, o.err)
-			if errors.Is(o.err, pool.ErrQueueFull) {
-				full++
-			}
-		}
-	}
+	got := checkRuns(t, outcomes, runs)
 	st := p.Stats()
-	checkCounts(t, st, completed, tasks)
-	assert.Equal(t, uint64(rejected), st.Rejected)
+	checkCounts(t, st, got.completed, got.used)
+	assert.Equal(t, uint64(got.rejected), st.Rejected)
 	assert.Equal(t, 0, st.Workers)
-	assert.Greater(t, full, 0, "the test exercised refusals for room")
+	assert.Greater(t, got.full, 0, "the test exercised refusals for room")
 	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
-	assert.Greater(t, st.Failed, uint64(0), "the test exercised panics: %+v, completed %d rejected %d full %d", st, completed, rejected, full)
+	assert.Greater(t, st.Failed, uint64(0), "the test exercised panics: %+v, outcomes %+v", st, got)
 }

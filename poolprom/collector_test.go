@@ -16,12 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/internal/promtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolprom"
@@ -52,7 +51,6 @@ var (
 	})
 )
 
-// scrape fetches the metrics as a Prometheus server would, in the text
 // collected is a pool of o, closed with the test, that a Collector
 // reports as name, and a server of that Collector's metrics.
 func collected(t *testing.T, name string, o pool.Options) (*pool.Pool, *httptest.Server) {
@@ -74,19 +72,6 @@ func serveMetrics(t *testing.T, c *poolprom.Collector) *httptest.Server {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// format, and returns them by family name.
-func scrape(t *testing.T, srv *httptest.Server) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	require.NoError(t, err)
-	return families
 }
 
 // value returns the value of the series of family name with labels
@@ -142,7 +127,7 @@ func TestCollectorScrape(t *testing.T) {
 	require.Error(t, c.Add("sub", sub), "a name is taken once")
 	srv := serveMetrics(t, c)
 
-	m := scrape(t, srv)
+	m := promtest.Scrape(t, srv.URL)
 	assert.Zero(t, value(t, m, "offload_submitted_total", "inproc"))
 	assert.Zero(t, value(t, m, "offload_run_seconds", "inproc"))
 
@@ -161,7 +146,7 @@ func TestCollectorScrape(t *testing.T) {
 	_, err = pool.Submit(ctx, inproc, echo, 8)
 	require.ErrorIs(t, err, pool.ErrQueueFull)
 	require.Eventually(t, func() bool { return inproc.Stats().Busy == 1 }, 5*time.Second, time.Millisecond)
-	m = scrape(t, srv)
+	m = promtest.Scrape(t, srv.URL)
 	assert.Equal(t, 1.0, value(t, m, "offload_busy_workers", "inproc"))
 	assert.Equal(t, 1.0, value(t, m, "offload_queued_tasks", "inproc"))
 	assert.Equal(t, 1.0, value(t, m, "offload_workers", "inproc"))
@@ -173,7 +158,7 @@ func TestCollectorScrape(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return inproc.Stats().Tasks["poolprom.hold"].Canceled == 1 }, 5*time.Second, time.Millisecond)
 
-	m = scrape(t, srv)
+	m = promtest.Scrape(t, srv.URL)
 	st := inproc.Stats()
 	assert.Equal(t, 6.0, value(t, m, "offload_submitted_total", "inproc"))
 	assert.Equal(t, float64(st.Completed), value(t, m, "offload_completed_total", "inproc"))
@@ -206,7 +191,7 @@ func TestCollectorScrape(t *testing.T) {
 	_, err = held.Wait()
 	require.ErrorIs(t, err, context.Canceled)
 	require.Eventually(t, func() bool {
-		m = scrape(t, srv)
+		m = promtest.Scrape(t, srv.URL)
 		return value(t, m, "offload_crashed_total", "sub") == 1 &&
 			value(t, m, "offload_recycled_total", "sub") == 1 &&
 			value(t, m, "offload_terminated_total", "sub") == 1
@@ -257,7 +242,7 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 		require.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	}
 	require.Eventually(t, func() bool { return p.Stats().OldestRunning > 0 }, 5*time.Second, time.Millisecond)
-	m := scrape(t, srv)
+	m := promtest.Scrape(t, srv.URL)
 	assert.Equal(t, 3.0, value(t, m, "offload_shed_total", "shed", "reason", "queue_full"))
 	for _, reason := range []string{"closed", "max_wait", "deadline", "no_node", "lag"} {
 		assert.Zero(t, value(t, m, "offload_shed_total", "shed", "reason", reason), reason)
@@ -267,7 +252,9 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 	release()
 	_, err = held.Wait()
 	require.ErrorIs(t, err, context.Canceled)
-	require.Eventually(t, func() bool { return value(t, scrape(t, srv), "offload_oldest_running_seconds", "shed") == 0 },
+	require.Eventually(t, func() bool {
+		return value(t, promtest.Scrape(t, srv.URL), "offload_oldest_running_seconds", "shed") == 0
+	},
 		5*time.Second, time.Millisecond, "nothing runs")
 }
 
@@ -277,7 +264,7 @@ func TestCollectorShedAndOldestRunning(t *testing.T) {
 func TestCollectorSlowTasksAndWorkersMax(t *testing.T) {
 	p, srv := collected(t, "slow", pool.Options{Workers: 2, SlowTaskAfter: time.Millisecond})
 
-	m := scrape(t, srv)
+	m := promtest.Scrape(t, srv.URL)
 	assert.Zero(t, value(t, m, "offload_slow_tasks_total", "slow"))
 	assert.Equal(t, 2.0, value(t, m, "offload_workers_max", "slow"))
 
@@ -286,7 +273,7 @@ func TestCollectorSlowTasksAndWorkersMax(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return p.Stats().Slow == 1 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, p.SetWorkers(5))
-	m = scrape(t, srv)
+	m = promtest.Scrape(t, srv.URL)
 	assert.Equal(t, 1.0, value(t, m, "offload_slow_tasks_total", "slow"))
 	assert.Equal(t, 5.0, value(t, m, "offload_workers_max", "slow"))
 	release()

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/internal/jobstest"
+	"github.com/offloadgo/offload/internal/promtest"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/poolprom"
 )
@@ -22,7 +23,7 @@ func TestCollectorJobs(t *testing.T) {
 	srv := serveMetrics(t, c)
 
 	q.EnqueueThree(t)
-	families := scrape(t, srv)
+	families := promtest.Scrape(t, srv.URL)
 	queue := func(name string, more ...string) float64 {
 		return value(t, families, "offload_"+name, "", append([]string{"queue", "reports"}, more...)...)
 	}
@@ -32,7 +33,7 @@ func TestCollectorJobs(t *testing.T) {
 	assert.Equal(t, 1.0, queue("jobs_canceled_total", "task", "jobstest.hold"))
 
 	q.RunThree(t)
-	families = scrape(t, srv)
+	families = promtest.Scrape(t, srv.URL)
 	for _, want := range []struct {
 		task                                                        string
 		enqueued, started, succeeded, retried, dead, canceled, runs float64
@@ -52,5 +53,5 @@ func TestCollectorJobs(t *testing.T) {
 	}
 
 	c.RemoveJobs("reports")
-	assert.NotContains(t, scrape(t, srv), "offload_jobs_depth")
+	assert.NotContains(t, promtest.Scrape(t, srv.URL), "offload_jobs_depth")
 }

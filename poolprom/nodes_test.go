@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/promtest"
 	"github.com/offloadgo/offload/internal/remotetest"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolprom"
@@ -28,7 +29,7 @@ func TestCollectorNodes(t *testing.T) {
 	require.NoError(t, c.Add("inproc", inproc))
 	srv := serveMetrics(t, c)
 
-	m := scrape(t, srv)
+	m := promtest.Scrape(t, srv.URL)
 	assert.Equal(t, map[string]float64{"a": 2, "b": 3}, byNode(t, m, "offload_node_workers"),
 		"the remote pool's nodes, and none for the in-process pool")
 	for node, age := range byNode(t, m, "offload_node_advert_age_seconds") {
@@ -41,7 +42,7 @@ func TestCollectorNodes(t *testing.T) {
 	f, err := pool.Submit(runCtx, p, hold, 0)
 	require.NoError(t, err)
 	sum := func(family string) (n float64) {
-		for _, v := range byNode(t, scrape(t, srv), family) {
+		for _, v := range byNode(t, promtest.Scrape(t, srv.URL), family) {
 			n += v
 		}
 		return n

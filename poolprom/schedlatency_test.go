@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/promtest"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/poolprom"
 )
@@ -15,7 +16,7 @@ import (
 // buckets and the native ones.
 func TestCollectorSchedLatency(t *testing.T) {
 	_, srv := collected(t, "lag", pool.Options{Workers: 1})
-	m := scrape(t, srv)
+	m := promtest.Scrape(t, srv.URL)
 	f := m["offload_sched_latency_seconds"]
 	require.NotNil(t, f, "no offload_sched_latency_seconds")
 	require.Len(t, f.Metric, 1, "one series for the process")

@@ -10,8 +10,8 @@ import (
 	"github.com/offloadgo/offload/internal/testkit"
 )
 
-// filled is a Buffer over n bytes counting up from seed.
-func filled(n int, seed byte) *Buffer {
+// moved is a Buffer that Move made of n heap bytes counting up from seed.
+func moved(n int, seed byte) *Buffer {
 	return Move(testkit.Counting(make([]byte, n), seed))
 }
 
@@ -44,7 +44,7 @@ func TestReleaseAndDetached(t *testing.T) {
 	assert.Nil(t, zero.Bytes())
 	zero.Release() // no-op
 
-	b := filled(100, 1)
+	b := moved(100, 1)
 	b.Release()
 	assert.True(t, b.Detached())
 	assert.Nil(t, b.Bytes())
@@ -91,7 +91,7 @@ type nested struct {
 
 func TestCopy(t *testing.T) {
 	t.Parallel()
-	b := filled(32, 5)
+	b := moved(32, 5)
 	defer b.Release()
 	in := nested{Top: b, Plain: []int{1, 2}, Ptr: &inner{Name: "p"}, ByName: map[string]*Buffer{}, Any: []int{3}}
 	out, err := Copy(in)
@@ -109,9 +109,9 @@ func TestCopy(t *testing.T) {
 	assert.Equal(t, 3, in.Any.([]int)[0])
 	out.Top.Release()
 
-	dead := filled(1, 0)
+	dead := moved(1, 0)
 	dead.Release()
-	_, err = Copy([]*Buffer{filled(1, 0), dead})
+	_, err = Copy([]*Buffer{moved(1, 0), dead})
 	require.ErrorIs(t, err, ErrDetached)
 
 	n, err := Copy(3)

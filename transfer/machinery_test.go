@@ -25,7 +25,7 @@ func TestBufferIsKnownToTheMachinery(t *testing.T) {
 	assert.True(t, shmbuf.CanHold(reflect.TypeFor[task]()))
 	assert.False(t, shmbuf.CanHold(reflect.TypeFor[struct{ N int }]()))
 
-	b := filled(8, 3)
+	b := moved(8, 3)
 	in := task{In: b, Name: "x"}
 	require.NoError(t, shmbuf.Check(in))
 	require.NoError(t, shmbuf.MoveAt(&in))

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offloadgo/offload/examples/internal/cmdtest"
 	"github.com/offloadgo/offload/natsremote"
 )
 
@@ -28,10 +24,7 @@ func TestMain(m *testing.M) {
 	// As in the service's main: this test binary is also the service's
 	// worker processes and its worker node.
 	natsremote.Main()
-	if os.Getenv(runMainEnv) == "1" {
-		main()
-		os.Exit(0)
-	}
+	cmdtest.RunMain(runMainEnv, main)
 	goleak.VerifyTestMain(m,
 		// The reports queue's work stream sources its delayed jobs: a
 		// server shut down while it sets that up leaves nats-server's
@@ -45,41 +38,8 @@ func TestMain(m *testing.M) {
 // exits with status 0.
 func TestMainServes(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-workers", "1", "-nats-port", "0", "-store", t.TempDir())
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // if it is still running: the test failed
-		<-exited
-	})
-
-	// Read what it logs (until it exits, so that it never blocks on a
-	// full pipe), and find the address in its first line.
-	addr := make(chan string, 1)
-	logged := &strings.Builder{} // written only by the goroutine below until exited is closed
-	go func() {
-		listening := regexp.MustCompile(`listening on (http://\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logged.WriteString(sc.Text() + "\n")
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		exited <- cmd.Wait()
-		close(exited)
-	}()
-	var url string
-	select {
-	case url = <-addr:
-	case err := <-exited:
-		t.Fatalf("the service exited before listening: %v\n%s", err, logged)
-	case <-time.After(time.Minute):
-		t.Fatal("the service did not say where it listens within a minute")
-	}
+	service := cmdtest.Start(t, cmdtest.Command(runMainEnv, "-addr", "127.0.0.1:0", "-workers", "1", "-nats-port", "0", "-store", t.TempDir()))
+	url := service.URL
 
 	client := &http.Client{Timeout: time.Minute}
 	resp, err := client.Post(url+"/hash?rounds=1000", "application/octet-stream", strings.NewReader("hello"))
@@ -101,13 +61,7 @@ func TestMainServes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, readBody(t, resp))
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "the service's exit after SIGTERM; it logged:\n%s", logged)
-	case <-time.After(time.Minute):
-		t.Fatal("the service did not exit within a minute of SIGTERM")
-	}
+	service.Stop(t)
 }
 
 // readBody reads and closes resp's body.

@@ -16,11 +16,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/promtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
@@ -99,7 +98,7 @@ func TestService(t *testing.T) {
 			code, _ = post(t, context.Background(), late.URL+"?rounds="+strconv.Itoa(maxRounds), "late")
 			assert.Equal(t, http.StatusGatewayTimeout, code, "a task past its deadline")
 
-			m := scrape(t, srv.URL+"/metrics")
+			m := promtest.Scrape(t, srv.URL+"/metrics")
 			assert.Equal(t, float64(served), value(t, m, "offload_task_runs_total", "task", "hash", "outcome", "completed"))
 			assert.Equal(t, float64(served), value(t, m, "offload_completed_total"))
 			assert.Equal(t, 1.0, value(t, m, "offload_shed_total", "reason", "queue_full"))
@@ -174,19 +173,6 @@ func hashOf(body string, rounds int) string {
 		sum = sha256.Sum256(sum[:])
 	}
 	return hex.EncodeToString(sum[:])
-}
-
-// scrape fetches url's metrics as Prometheus would, by family name.
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	require.NoError(t, err)
-	return families
 }
 
 // value is the value of the series of family name whose labels include

@@ -1,11 +1,5 @@
 package shmbuf
 
-import (
-	"testing"
-
-	"github.com/stretchr/testify/require"
-)
-
 // Buffer is transfer.Buffer's shape for this package's tests, which can't
 // import transfer (it imports this package): a struct whose only field is
 // a Handle (embedded here, for its methods), with its msgpack extension
@@ -30,16 +24,6 @@ func Move(raw []byte) *Buffer {
 func newHandle(blk *block) *Buffer {
 	b := new(Buffer)
 	b.own(blk)
-	return b
-}
-
-func filled(t testing.TB, n int, seed byte) *Buffer {
-	t.Helper()
-	b, err := NewBuffer(n)
-	require.NoError(t, err)
-	for i := range b.Bytes() {
-		b.Bytes()[i] = seed + byte(i)
-	}
 	return b
 }
 

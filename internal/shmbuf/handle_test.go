@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/offloadgo/offload/internal/testkit"
 )
 
 // overBuffer is a type a user could define over transfer.Buffer: the same
@@ -32,7 +34,7 @@ func TestBufferShape(t *testing.T) {
 	assert.False(t, infoOf(reflect.TypeFor[*embedsBuffer]()).buffer)
 	assert.False(t, infoOf(reflect.TypeFor[*twoFields]()).buffer)
 
-	b := filled(t, 4, 1)
+	b := testkit.CountingBuffer(t, NewBuffer, 4, 1)
 	e := &embedsBuffer{Buffer: b, N: 2}
 	require.NoError(t, MoveAt(&e))
 	assert.True(t, b.Detached(), "a Buffer embedded in a struct moves with it")
@@ -45,7 +47,7 @@ func TestBufferShape(t *testing.T) {
 // that nothing in the message names.
 func TestBufferTypeWithoutExtensionCantCross(t *testing.T) {
 	t.Parallel()
-	b := (*overBuffer)(filled(t, 4, 1))
+	b := (*overBuffer)(testkit.CountingBuffer(t, NewBuffer, 4, 1))
 	moved := b
 	require.NoError(t, MoveAt(&moved))
 	assert.True(t, b.Detached())
@@ -59,7 +61,7 @@ func TestBufferTypeWithoutExtensionCantCross(t *testing.T) {
 	assert.False(t, moved.Detached(), "nothing was lent")
 	moved.Release()
 
-	registered := filled(t, 1, 0)
+	registered := testkit.CountingBuffer(t, NewBuffer, 1, 0)
 	_, err = msgpack.Marshal(registered)
 	require.ErrorIs(t, err, ErrNoPeer, "the registered type is refused outside a Peer")
 	registered.Release()

@@ -7,11 +7,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offloadgo/offload/internal/testkit"
 )
 
 func TestMoveTopLevel(t *testing.T) {
 	t.Parallel()
-	b := filled(t, 1<<20, 7)
+	b := testkit.CountingBuffer(t, NewBuffer, 1<<20, 7)
 	first := &b.Bytes()[0]
 	got, err := Moved(b)
 	require.NoError(t, err)
@@ -53,7 +55,7 @@ func TestMoveNested(t *testing.T) {
 	t.Parallel()
 	bufs := make([]*Buffer, 9)
 	for i := range bufs {
-		bufs[i] = filled(t, 10, byte(i*10))
+		bufs[i] = testkit.CountingBuffer(t, NewBuffer, 10, byte(i*10))
 	}
 	in := nested{
 		Top:     bufs[0],
@@ -92,7 +94,7 @@ func TestMoveNested(t *testing.T) {
 
 func TestMoveFailureRestores(t *testing.T) {
 	t.Parallel()
-	live, dead := filled(t, 8, 1), filled(t, 8, 2)
+	live, dead := testkit.CountingBuffer(t, NewBuffer, 8, 1), testkit.CountingBuffer(t, NewBuffer, 8, 2)
 	dead.Release()
 	in := []*Buffer{live, dead}
 	_, err := Moved(in)
@@ -109,7 +111,7 @@ type node struct {
 
 func TestMoveCyclesAndAliases(t *testing.T) {
 	t.Parallel()
-	b := filled(t, 4, 9)
+	b := testkit.CountingBuffer(t, NewBuffer, 4, 9)
 	n := &node{Buf: b}
 	n.Next = n
 	out, err := Moved(n)
@@ -118,7 +120,7 @@ func TestMoveCyclesAndAliases(t *testing.T) {
 	assert.True(t, b.Detached())
 	assert.False(t, out.Buf.Detached())
 
-	c := filled(t, 4, 3)
+	c := testkit.CountingBuffer(t, NewBuffer, 4, 3)
 	pair, err := Moved([]*Buffer{c, c})
 	require.NoError(t, err)
 	assert.Same(t, pair[0], pair[1], "an aliased Buffer moves once")
@@ -154,7 +156,7 @@ func TestMovePlainTypes(t *testing.T) {
 func TestMoveConcurrentOneWins(t *testing.T) {
 	t.Parallel()
 	for range 50 {
-		b := filled(t, 16, 0)
+		b := testkit.CountingBuffer(t, NewBuffer, 16, 0)
 		var wg sync.WaitGroup
 		results := make(chan *Buffer, 8)
 		for range 8 {
@@ -177,9 +179,9 @@ func TestMoveConcurrentOneWins(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	dead := filled(t, 1, 0)
+	dead := testkit.CountingBuffer(t, NewBuffer, 1, 0)
 	dead.Release()
-	live := filled(t, 1, 0)
+	live := testkit.CountingBuffer(t, NewBuffer, 1, 0)
 	defer live.Release()
 	type withChan struct{ C chan int }
 	type withFunc struct{ F func() }
@@ -225,7 +227,7 @@ func TestCheck(t *testing.T) {
 
 func TestReleaseAll(t *testing.T) {
 	t.Parallel()
-	a, b := filled(t, 1, 0), filled(t, 1, 0)
+	a, b := testkit.CountingBuffer(t, NewBuffer, 1, 0), testkit.CountingBuffer(t, NewBuffer, 1, 0)
 	ReleaseAll(map[string]any{"a": a, "b": []*Buffer{b, nil}})
 	assert.True(t, a.Detached())
 	assert.True(t, b.Detached())

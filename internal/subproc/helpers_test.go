@@ -17,10 +17,10 @@ func register[In, Out any](name string, fn func(context.Context, In) (Out, error
 	return struct{}{}
 }
 
-// requireWorkers skips t where Subprocess workers don't run: it needs the
-// worker channel (and, for moves, shared-memory segments): Linux, macOS
-// and the BSDs.
-func requireWorkers(t *testing.T) {
+// skipUnsupportedPlatform skips t where PlatformSupport refuses
+// Subprocess workers, which need the worker channel (and, for moves,
+// shared-memory segments): anywhere but Linux, macOS and the BSDs.
+func skipUnsupportedPlatform(t *testing.T) {
 	t.Helper()
 	if err := PlatformSupport(runtime.GOOS); err != nil {
 		t.Skip(err.Error())

@@ -82,7 +82,7 @@ func FuzzSplitMoves(f *testing.F) {
 // carries.
 func TestPeerLinkSeal(t *testing.T) {
 	t.Parallel()
-	requireWorkers(t)
+	skipUnsupportedPlatform(t)
 	k := newPeerLink(1<<20, shmbuf.ParentSide)
 	f := workerproc.Frame{Kind: kindResult, Body: []byte("plain")}
 	require.NoError(t, k.seal(&f, nil, false, false))
@@ -117,7 +117,7 @@ func TestPeerLinkSeal(t *testing.T) {
 
 // open closes every descriptor of a frame it can't use.
 func TestPeerLinkOpenClosesDescriptors(t *testing.T) {
-	requireWorkers(t)
+	skipUnsupportedPlatform(t)
 	// Not parallel: counts the process's descriptors.
 	testkit.SkipOffLinux(t, "counts descriptors in /proc/self/fd")
 	count := func() int {
@@ -174,7 +174,7 @@ func dupFD(f *os.File) (int, error) {
 // a call whose trailer it can't use with an error that asks to be retired.
 func TestServeMoves(t *testing.T) {
 	t.Parallel()
-	requireWorkers(t)
+	skipUnsupportedPlatform(t)
 	parent, code := startServe(t)
 	defer parent.Close()
 	_, err := parent.ReadFrame() // the hello

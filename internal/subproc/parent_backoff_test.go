@@ -213,7 +213,7 @@ type testCarrier struct {
 // startTimeout (0: the default). Its stop ends with the test.
 func newTestCarrier(t *testing.T, startTimeout time.Duration) *testCarrier {
 	t.Helper()
-	requireWorkers(t)
+	skipUnsupportedPlatform(t)
 	stop, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	events := &eventCount{counts: map[seam.EventKind]int{}}

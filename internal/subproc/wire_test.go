@@ -97,7 +97,7 @@ func startServe(t *testing.T) (*workerproc.Conn, <-chan int) {
 // context of their calls through extract.
 func startServeWith(t *testing.T, extract Extract) (*workerproc.Conn, <-chan int) {
 	t.Helper()
-	requireWorkers(t)
+	skipUnsupportedPlatform(t)
 	parent, worker, err := workerproc.NewPair(0)
 	require.NoError(t, err)
 	code := make(chan int, 1)

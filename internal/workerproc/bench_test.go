@@ -87,7 +87,7 @@ func BenchmarkRoundTrip16BPoller(b *testing.B) {
 
 // BenchmarkStartToHello: from Start to a worker that has said hello.
 func BenchmarkStartToHello(b *testing.B) {
-	requireWorkers(b)
+	requirePair(b)
 	log := quietLogger(b)
 	for b.Loop() {
 		p := startOrFatal(b, log)
@@ -100,7 +100,7 @@ func BenchmarkStartToHello(b *testing.B) {
 // BenchmarkIdleRSS reports the resident memory of a worker (the test
 // binary) that has just said hello, as MiB/worker.
 func BenchmarkIdleRSS(b *testing.B) {
-	requireWorkers(b)
+	requirePair(b)
 	log := quietLogger(b)
 	var total int64
 	n := 0
@@ -196,7 +196,7 @@ func BenchmarkKillToDone(b *testing.B) { benchKillToDone(b, func(*Process) {}) }
 // benchKillToDone times Kill to Done of a fresh worker per op; ready
 // prepares each worker before the timing starts.
 func benchKillToDone(b *testing.B, ready func(*Process)) {
-	requireWorkers(b)
+	requirePair(b)
 	log := quietLogger(b)
 	for b.Loop() {
 		b.StopTimer()

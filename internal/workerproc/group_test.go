@@ -139,7 +139,7 @@ func TestCloseDoesNotWaitForAGrandchildsOutput(t *testing.T) {
 // exits without closing it.
 func TestSupervisorDeath(t *testing.T) {
 	t.Parallel()
-	requireWorkers(t)
+	requirePair(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.CommandContext(context.Background(), exe)

@@ -84,11 +84,12 @@ func openFDs(t testing.TB) int {
 	return all
 }
 
-// requireWorkers skips tb where this package's worker processes do not
-// run: where NewPair (like Start) fails with ErrUnsupported. They run on
-// Linux, macOS and the BSDs, the rule internal/subproc's requireWorkers
-// reads from PlatformSupport.
-func requireWorkers(tb testing.TB) {
+// requirePair skips tb where NewPair (like Start) fails with
+// ErrUnsupported, as it does where this package's worker processes do not
+// run, and fails tb if NewPair fails otherwise. The platforms where they
+// run are Linux, macOS and the BSDs, as internal/subproc's
+// PlatformSupport also says.
+func requirePair(tb testing.TB) {
 	tb.Helper()
 	a, b, err := NewPair(0)
 	if errors.Is(err, ErrUnsupported) {

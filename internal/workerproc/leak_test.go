@@ -18,7 +18,7 @@ import (
 // alone. Every way a worker ends leaves no descriptor and no process
 // (goroutines are checked by goleak in TestMain).
 func TestNoLeaks(t *testing.T) {
-	requireWorkers(t)
+	requirePair(t)
 	before := openFDs(t)
 	var pids []int
 	ends := []func(p *Process){

@@ -184,7 +184,7 @@ func TestKillReturnsAtOnce(t *testing.T) {
 
 func TestStartFailures(t *testing.T) {
 	t.Parallel()
-	requireWorkers(t)
+	requirePair(t)
 	sleep, err := exec.LookPath("sleep")
 	require.NoError(t, err)
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -232,7 +232,7 @@ func TestStartFailures(t *testing.T) {
 
 func TestExitOfFailedStartIsAnExit(t *testing.T) {
 	t.Parallel()
-	requireWorkers(t)
+	requirePair(t)
 	_, err := Start(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "exit 4"}, Logger: quietLogger(t)})
 	var e *cancel.Exit
 	require.True(t, errors.As(err, &e), "%v", err)
@@ -267,7 +267,7 @@ func TestKillUnblocksAWriter(t *testing.T) {
 
 func TestNewPairBadMax(t *testing.T) {
 	t.Parallel()
-	requireWorkers(t)
+	requirePair(t)
 	_, _, err := NewPair(-1)
 	require.Error(t, err)
 	a, b, err := NewPair(0)
@@ -281,7 +281,7 @@ func TestNewPairBadMax(t *testing.T) {
 // but was not started by its parent's Start gets a clear error from Attach.
 func TestAttachRefusesAStrayWorker(t *testing.T) {
 	t.Parallel()
-	requireWorkers(t)
+	requirePair(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	tests := []struct {
