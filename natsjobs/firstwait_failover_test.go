@@ -12,7 +12,9 @@ import (
 
 // The first Wait on a queue, made while its status bucket has no leader
 // (two servers of three down), ends with its ctx; or, given time, starts
-// the queue's watch once the bucket elects one, and hears its job's end.
+// the queue's watch once the bucket elects one, and hears its job's end;
+// a Wait that comes meanwhile waits for that watch only as long as its
+// own ctx allows.
 func TestFirstWaitWaitsOutALeaderlessBucket(t *testing.T) {
 	t.Parallel()
 	ctx, c, q := outageQueue(t, "firstwait")
@@ -43,6 +45,20 @@ func TestFirstWaitWaitsOutALeaderlessBucket(t *testing.T) {
 	// An outage longer than a request's default timeout (5 s): a
 	// single try to make the watch gives up within it.
 	time.Sleep(6 * time.Second)
+	// Another Wait meanwhile waits for that watch as long as its own ctx
+	// allows, not as long as the first Wait's.
+	second, cancelSecond := context.WithTimeout(ctx, time.Second)
+	defer cancelSecond()
+	go func() {
+		_, err := natsjobs.Wait(second, q, double, id)
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(20 * time.Second):
+		require.FailNow(t, "a second Wait waited for the first one's watch past its own ctx")
+	}
 	start := time.Now()
 	require.NoError(t, c.Restart(1))
 	require.ErrorIs(t, <-waited, natsjobs.ErrCanceled)

@@ -9,8 +9,8 @@ import (
 // firstWatch makes the watcher's first watch, which lives until life
 // ends. It tries again while the server can't make one (the bucket
 // electing its leader), each try bounded, for as long as ctx allows or
-// until the queue closes: start holds w.mu meanwhile, which Close waits
-// for.
+// until the queue closes, which Close waits for. Other Waits meanwhile
+// wait on their own ctx (see ensureStarted).
 func (w *watcher) firstWatch(ctx, life context.Context) (jetstream.KeyWatcher, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

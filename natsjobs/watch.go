@@ -20,6 +20,7 @@ type watcher struct {
 
 	mu       sync.Mutex
 	started  bool
+	starting chan struct{} // closes when the start in progress ends; nil when none is
 	isClosed bool
 	stop     context.CancelFunc
 	done     chan struct{}
@@ -45,15 +46,13 @@ type subscription struct {
 // if need be; the caller reads the record after subscribing, so that no
 // change falls between.
 func (w *watcher) subscribe(ctx context.Context, id ID) (*subscription, error) {
+	if err := w.ensureStarted(ctx); err != nil {
+		return nil, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.isClosed {
 		return nil, ErrQueueClosed
-	}
-	if !w.started {
-		if err := w.start(ctx); err != nil {
-			return nil, err
-		}
 	}
 	s := &subscription{id: id, changed: make(chan jetstream.KeyValueEntry, 1), done: w.done, seen: w.recent.of(id)}
 	if w.subs[id] == nil {
@@ -61,6 +60,43 @@ func (w *watcher) subscribe(ctx context.Context, id ID) (*subscription, error) {
 	}
 	w.subs[id][s] = struct{}{}
 	return s, nil
+}
+
+// ensureStarted returns once the watcher runs. One caller at a time
+// makes the first watch, under its own ctx and without w.mu, which it
+// may take seconds to (a bucket electing its leader): the others wait
+// for it as long as their own ctx allows, and one of them tries in turn
+// if it fails.
+func (w *watcher) ensureStarted(ctx context.Context) error {
+	for {
+		w.mu.Lock()
+		switch {
+		case w.isClosed:
+			w.mu.Unlock()
+			return ErrQueueClosed
+		case w.started:
+			w.mu.Unlock()
+			return nil
+		case w.starting != nil:
+			starting := w.starting
+			w.mu.Unlock()
+			select {
+			case <-starting:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		starting := make(chan struct{})
+		w.starting = starting
+		w.mu.Unlock()
+		err := w.start(ctx)
+		w.mu.Lock()
+		w.starting = nil
+		close(starting)
+		w.mu.Unlock()
+		return err
+	}
 }
 
 func (w *watcher) unsubscribe(s *subscription) {
@@ -72,20 +108,27 @@ func (w *watcher) unsubscribe(s *subscription) {
 	}
 }
 
-// start starts watching; w.mu is held. The watch is made under ctx
-// (see firstWatch) but lives until Close.
+// start starts watching; the caller is ensureStarted's one starter. The
+// watch is made under ctx (see firstWatch) but lives until Close.
 func (w *watcher) start(ctx context.Context) error {
 	// The watch outlives the Wait that starts it, and its goroutines are
 	// the queue's: nothing of that Wait's ctx (its values) goes with it.
 	life, stop := context.WithCancel(context.Background())
 	// Listening first: a reconnect while the watch is made renews it.
-	w.reconnects = listenReconnects(w.q.js.Conn())
+	reconnects := listenReconnects(w.q.js.Conn())
 	kw, err := w.firstWatch(ctx, life)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil && w.isClosed {
+		_ = kw.Stop()
+		err = ErrQueueClosed
+	}
 	if err != nil {
-		w.reconnects.stop()
+		reconnects.stop()
 		stop()
 		return err
 	}
+	w.reconnects = reconnects
 	w.started, w.stop, w.done = true, stop, make(chan struct{})
 	w.subs = map[ID]map[*subscription]struct{}{}
 	go w.run(life, kw)
@@ -169,8 +212,11 @@ func (w *watcher) close() {
 		return
 	}
 	w.isClosed = true
-	started, stop, done := w.started, w.stop, w.done
+	started, stop, done, starting := w.started, w.stop, w.done, w.starting
 	w.mu.Unlock()
+	if starting != nil {
+		<-starting // its first watch gives up with the queue's life, and is stopped
+	}
 	if started {
 		stop()
 		<-done
