@@ -68,7 +68,7 @@ func TestGoexitFailsTheTaskOnly(t *testing.T) {
 					require.ErrorIs(t, err, pool.ErrGoexit)
 					assert.Contains(t, err.Error(), "test.goexit")
 				})
-				out, err := pool.Run(ctx, p, procAdd, [2]int{1, 2})
+				out, err := pool.Run(ctx, p, add, [2]int{1, 2})
 				require.NoError(t, err, "the pool serves the next task")
 				assert.Equal(t, 3, out)
 			}

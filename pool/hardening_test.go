@@ -40,10 +40,10 @@ func TestBadContextLeavesPoolUsable(t *testing.T) {
 
 			var nilCtx context.Context // a nil ctx is the point
 			var err error
-			require.NotPanics(t, func() { _, err = pool.Run(nilCtx, p, procAdd, [2]int{1, 2}) })
+			require.NotPanics(t, func() { _, err = pool.Run(nilCtx, p, add, [2]int{1, 2}) })
 			require.Error(t, err, "a nil ctx is refused with an error")
 			assert.Contains(t, err.Error(), "nil")
-			require.NotPanics(t, func() { _, err = pool.Submit(nilCtx, p, procAdd, [2]int{1, 2}) })
+			require.NotPanics(t, func() { _, err = pool.Submit(nilCtx, p, add, [2]int{1, 2}) })
 			require.Error(t, err)
 
 			// Each method panics, on a ctx that can be cancelled and on one
@@ -61,10 +61,10 @@ func TestBadContextLeavesPoolUsable(t *testing.T) {
 						func() {
 							defer func() { _ = recover() }()
 							if run {
-								_, _ = pool.Run(bad, p, procAdd, [2]int{1, 2})
+								_, _ = pool.Run(bad, p, add, [2]int{1, 2})
 								return
 							}
-							f, err := pool.Submit(bad, p, procAdd, [2]int{1, 2})
+							f, err := pool.Submit(bad, p, add, [2]int{1, 2})
 							if err == nil {
 								_, _ = f.Wait()
 							}
@@ -75,7 +75,7 @@ func TestBadContextLeavesPoolUsable(t *testing.T) {
 			}
 
 			testkit.Within(t, 20*time.Second, "Run after a bad ctx", func() {
-				out, err := pool.Run(testCtx(t), p, procAdd, [2]int{2, 3})
+				out, err := pool.Run(testCtx(t), p, add, [2]int{2, 3})
 				require.NoError(t, err)
 				assert.Equal(t, 5, out)
 			})

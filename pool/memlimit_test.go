@@ -43,7 +43,7 @@ func TestMemoryLimitCountsAChild(t *testing.T) {
 	assert.Greater(t, exit.RSS, int64(100<<20))
 	waitGone(t, pidFromLog(t, log.String(), "proc.child-hog pid="))
 
-	out, err := pool.Run(ctx, p, procAdd, [2]int{2, 2})
+	out, err := pool.Run(ctx, p, add, [2]int{2, 2})
 	require.NoError(t, err, "a new worker serves the next task")
 	assert.Equal(t, 4, out)
 	st := p.Stats()

@@ -239,14 +239,14 @@ func TestSubmitAllSubprocess(t *testing.T) {
 	for i := range ins {
 		ins[i] = [2]int{i, 1000}
 	}
-	futures, err := pool.SubmitAll(testCtx(t), p, procAdd, ins)
+	futures, err := pool.SubmitAll(testCtx(t), p, add, ins)
 	require.NoError(t, err)
 	for i, f := range futures {
 		out, err := f.Wait()
 		require.NoError(t, err)
 		assert.Equal(t, i+1000, out)
 	}
-	_, err = pool.SubmitAll(testCtx(t), p, procAdd, make([][2]int, 43))
+	_, err = pool.SubmitAll(testCtx(t), p, add, make([][2]int, 43))
 	require.ErrorIs(t, err, pool.ErrQueueFull)
 }
 
