@@ -153,12 +153,7 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 				assert.Equal(t, 2, exit.Code, "the Go runtime's crash status")
 				assert.NotEmpty(t, exit.Crash)
 			}
-			out, err := pool.Run(ctx, p, add, [2]int{2, 2})
-			require.NoError(t, err, "the pool serves the next task")
-			assert.Equal(t, 4, out)
-			st := p.Stats()
-			assert.EqualValues(t, 1, st.Crashed)
-			assert.EqualValues(t, 1, st.Failed)
+			st := requireServedAfterCrash(t, ctx, p)
 			assert.EqualValues(t, 1, st.Completed)
 		})
 	}
