@@ -1,11 +1,11 @@
 package bench
 
 import (
-	"context"
 	"log/slog"
 	"path/filepath"
 	"testing"
 
+	"github.com/offloadgo/offload/bench/internal/benchpool"
 	"github.com/offloadgo/offload/internal/programtest"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
@@ -78,11 +78,5 @@ func newProgramPool(tb testing.TB, command []string, o pool.Options) *pool.Pool 
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p, err := pool.New(o)
-	testkit.SkipUnsupported(tb, err) // Subprocess pools on Windows
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return benchpool.New(tb, o) // skips where Subprocess pools don't run
 }

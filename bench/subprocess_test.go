@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offloadgo/offload/bench/internal/benchpool"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
@@ -49,13 +50,7 @@ func newIsolated(b *testing.B, iso pool.Isolation, o pool.Options) *pool.Pool {
 	if o.Workers == 0 {
 		o.Workers = workers
 	}
-	p, err := pool.New(o)
-	testkit.SkipUnsupported(b, err)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return benchpool.New(b, o)
 }
 
 // BenchmarkSubprocessRoundTrip is one Run of a trivial task at a time.

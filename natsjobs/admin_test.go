@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -25,7 +26,7 @@ func adminMux(q *natsjobs.Queue) http.Handler {
 // call serves one request through h, with headers given as pairs.
 func call(t *testing.T, h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequestWithContext(testCtx(t), method, target, nil)
+	req := httptest.NewRequestWithContext(testkit.Ctx(t), method, target, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -56,7 +57,7 @@ func TestAdminFindsAndRerunsADeadJob(t *testing.T) {
 	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	h := adminMux(q)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, flaky, Keyed{Key: key(t)}, natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, flaky, id)
@@ -107,7 +108,7 @@ func TestAdminHandlerAnswers(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
 	h := adminMux(q)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	var ids []string
 	for range 3 {
 		id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: time.Hour})
@@ -199,7 +200,7 @@ func TestAdminRetryIntoAFullQueue(t *testing.T) {
 	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 1})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	h := adminMux(q)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	dead, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)})
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, permanent, dead)

@@ -49,10 +49,13 @@ func TestOpenWithoutTheRightToCreateSaysWhatIsMissing(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
+		// The test's own context has ended by now; the look-up needs one.
+		ctx, cancel := context.WithTimeout(context.Background(), testkit.CtxBound)
+		defer cancel()
 		js, err := jetstream.New(connectAs(t, s, "admin"))
 		require.NoError(t, err)
 		for _, name := range []string{"OFFLOAD_JOBS_unmade_SCHEDULED", "OFFLOAD_JOBS_unmade"} {
-			_, err = js.Stream(testCtx(t), name)
+			_, err = js.Stream(ctx, name)
 			assert.ErrorIs(t, err, jetstream.ErrStreamNotFound, "nobody made the queue")
 		}
 	})
@@ -76,7 +79,7 @@ func TestOpenWithoutTheRightToUpdateFollowsTheQueueAsMade(t *testing.T) {
 		assert.Equal(t, made.Lease, got.Lease)
 		assert.Equal(t, made.Retention, got.Retention)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	var ids []natsjobs.ID
 	for i := range 3 {
 		id, err := natsjobs.Enqueue(ctx, enqueuer, double, Num{i})
@@ -115,7 +118,7 @@ func TestOpenUpdatesWhereItMay(t *testing.T) {
 	assert.Equal(t, 5, natsjobs.OptionsOf(q).MaxJobs)
 	js, err := jetstream.New(admin)
 	require.NoError(t, err)
-	st, err := js.Stream(testCtx(t), "OFFLOAD_JOBS_grown")
+	st, err := js.Stream(testkit.Ctx(t), "OFFLOAD_JOBS_grown")
 	require.NoError(t, err)
 	assert.EqualValues(t, 5, st.CachedInfo().Config.MaxMsgs)
 
@@ -131,13 +134,13 @@ func TestQueueNamesThatNameAnotherQueuesStreamsAreRefused(t *testing.T) {
 	t.Parallel()
 	_, nc := startJetStream(t)
 	for _, name := range []string{"reports_DEAD", "reports_SCHEDULED", "*", ">", "a.b"} {
-		_, err := natsjobs.Open(testCtx(t), nc, natsjobs.Options{Name: name})
+		_, err := natsjobs.Open(testkit.Ctx(t), nc, natsjobs.Options{Name: name})
 		assert.ErrorContains(t, err, "natsjobs: queue name", name)
 		for _, p := range []func(string, string) natsremote.Permissions{natsjobs.AdminPermissions, natsjobs.EnqueuerPermissions, natsjobs.WorkerPermissions} {
 			assert.Zero(t, p(name, ""), name)
 		}
 	}
-	_, err := natsjobs.Open(testCtx(t), nc, natsjobs.Options{Name: "reports_DEAD"})
+	_, err := natsjobs.Open(testkit.Ctx(t), nc, natsjobs.Options{Name: "reports_DEAD"})
 	assert.ErrorContains(t, err, `as the streams of queue "reports" do`)
 	assert.NotZero(t, natsjobs.AdminPermissions("reports_DEADLINE", ""), "a name may hold the words")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 	"github.com/offloadgo/offload/transfer"
@@ -25,7 +26,7 @@ var withBuffer = pool.Register("natsjobs.withbuffer", func(_ context.Context, in
 func TestEnqueueRefusesABuffer(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	b, err := transfer.NewBuffer(3)
 	require.NoError(t, err)
 	defer b.Release()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -25,13 +26,13 @@ func TestServeStopsWhenItsPoolOrQueueCloses(t *testing.T) {
 	p = newPool(t, pool.Options{Workers: 1})
 	go func() { done <- natsjobs.Serve(context.Background(), q, p, natsjobs.ServeOptions{}) }()
 	// Closed while Serve waits for jobs, its fetch out.
-	id, err := natsjobs.Enqueue(testCtx(t), q, double, Num{1})
+	id, err := natsjobs.Enqueue(testkit.Ctx(t), q, double, Num{1})
 	require.NoError(t, err)
-	_, err = natsjobs.Wait(testCtx(t), q, double, id)
+	_, err = natsjobs.Wait(testkit.Ctx(t), q, double, id)
 	require.NoError(t, err)
 	require.NoError(t, q.Close())
 	requireServeEnds(t, done, natsjobs.ErrQueueClosed, "its queue closed")
-	_, err = natsjobs.Wait(testCtx(t), q, double, "anyid")
+	_, err = natsjobs.Wait(testkit.Ctx(t), q, double, "anyid")
 	assert.ErrorIs(t, err, natsjobs.ErrQueueClosed)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -33,7 +34,7 @@ func scheduledJobs(t *testing.T, nc *nats.Conn) uint64 {
 // its status ends before due (a slow machine may read it later).
 func assertScheduledBefore(t *testing.T, q *natsjobs.Queue, id natsjobs.ID, due time.Time) {
 	t.Helper()
-	st, err := q.Status(testCtx(t), id)
+	st, err := q.Status(testkit.Ctx(t), id)
 	require.NoError(t, err)
 	if time.Now().Before(due) {
 		assert.Equal(t, natsjobs.Scheduled, st.State)
@@ -48,7 +49,7 @@ func assertScheduledBefore(t *testing.T, q *natsjobs.Queue, id natsjobs.ID, due 
 // bench's BenchmarkJobsDelayLateness measures it.
 func assertRanWhenDue(t *testing.T, q *natsjobs.Queue, id natsjobs.ID, earliest, latest time.Time) {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	started, err := natsjobs.Wait(ctx, q, stamped, id)
 	require.NoError(t, err)
 	t.Logf("started %v after due; finished %v after", started.Sub(earliest), time.Since(latest))
@@ -63,7 +64,7 @@ func TestDelayedJobRunsWhenDue(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	const delay = 1500 * time.Millisecond
 	earliest := time.Now().Add(delay)
 	id, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Delay(delay))
@@ -80,7 +81,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
 	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	due := time.Now().Add(4 * time.Second)
 	id, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.At(due))
 	require.NoError(t, err)
@@ -111,7 +112,7 @@ func TestDelayedJobSurvivesServerRestart(t *testing.T) {
 func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 1})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	first, err := natsjobs.Enqueue(ctx, q, double, Num{1})
 	require.NoError(t, err)
 	_, err = natsjobs.Enqueue(ctx, q, double, Num{2})
@@ -153,7 +154,7 @@ func TestDueJobWaitsForRoomInAFullQueue(t *testing.T) {
 func TestCancelScheduled(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Delay(time.Second))
 	require.NoError(t, err)
 	requireCancelsOnce(ctx, t, q, id)
@@ -174,7 +175,7 @@ func TestCancelScheduled(t *testing.T) {
 func TestKeyWithDelay(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	first, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Key("once"), natsjobs.Delay(500*time.Millisecond))
 	require.NoError(t, err)
 	again, err := natsjobs.Enqueue(ctx, q, stamped, Keyed{Key: key(t)}, natsjobs.Key("once"), natsjobs.Delay(500*time.Millisecond))
@@ -195,7 +196,7 @@ func TestKeyWithDelay(t *testing.T) {
 func TestDelayZeroAndAtPastRunNow(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	for i, opts := range [][]natsjobs.EnqueueOption{
 		{natsjobs.Delay(0)},
 		{natsjobs.At(time.Now().Add(-time.Hour))},
@@ -218,7 +219,7 @@ func TestDelayZeroAndAtPastRunNow(t *testing.T) {
 func TestNegativeDelayFails(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	_, err := natsjobs.Enqueue(ctx, q, double, Num{1}, natsjobs.Key("k"), natsjobs.Delay(-time.Second))
 	require.EqualError(t, err, `natsjobs: Enqueue of task "natsjobs.double": negative Delay -1s`)
 	assert.Zero(t, queuedJobs(t, nc))

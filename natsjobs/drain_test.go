@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -16,7 +17,7 @@ import (
 func TestDrainLetsARunningJobFinish(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond})
 	require.NoError(t, err)
 	st := statusAfterServeStops(ctx, t, q, id, natsjobs.ServeOptions{Drain: 20 * time.Second})
@@ -29,7 +30,7 @@ func TestDrainLetsARunningJobFinish(t *testing.T) {
 func TestDrainHandsBackTheRest(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 300 * time.Millisecond}, natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
 	st := statusAfterServeStops(ctx, t, q, id, natsjobs.ServeOptions{})
@@ -49,7 +50,7 @@ func TestDrainHandsBackTheRest(t *testing.T) {
 func TestServeTakesOnlyWhatThePoolHasRoomFor(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	k := key(t)
 	ids := make([]natsjobs.ID, 3)
 	for i := range ids {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -25,7 +26,7 @@ func queuedJobs(t *testing.T, nc *nats.Conn) uint64 {
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{21})
 	require.NoError(t, err)
 	st, err := q.Status(ctx, id)
@@ -57,7 +58,7 @@ func TestRoundTrip(t *testing.T) {
 func TestKeyIsIdempotent(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	first, err := natsjobs.Enqueue(ctx, q, double, Num{1}, natsjobs.Key("order 42/é"))
 	require.NoError(t, err)
 	again, err := natsjobs.Enqueue(ctx, q, double, Num{2}, natsjobs.Key("order 42/é"))
@@ -72,7 +73,7 @@ func TestKeyIsIdempotent(t *testing.T) {
 func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{MaxJobs: 3})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	for i := range 3 {
 		_, err := natsjobs.Enqueue(ctx, q, double, Num{i})
 		require.NoError(t, err)
@@ -94,7 +95,7 @@ func TestMaxJobsFailsWithQueueFull(t *testing.T) {
 func TestMaxBytesFailsWithQueueFull(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{MaxBytes: 8 << 10})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	big := Keyed{Key: strings.Repeat("k", 2<<10)}
 	var stored int
 	var err error
@@ -113,10 +114,10 @@ func TestMaxBytesFailsWithQueueFull(t *testing.T) {
 func TestInputThatWontEncodeStoresNothing(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	_, err := natsjobs.Enqueue(testCtx(t), q, withChan, struct{ C chan int }{make(chan int)})
+	_, err := natsjobs.Enqueue(testkit.Ctx(t), q, withChan, struct{ C chan int }{make(chan int)})
 	require.ErrorContains(t, err, `natsjobs: encode input of task "natsjobs.withchan"`)
 	assert.Zero(t, queuedJobs(t, nc))
-	_, err = natsjobs.Enqueue(testCtx(t), q, pool.Task[Num, int]{}, Num{})
+	_, err = natsjobs.Enqueue(testkit.Ctx(t), q, pool.Task[Num, int]{}, Num{})
 	assert.ErrorIs(t, err, pool.ErrUnknownTask)
 }
 
@@ -125,7 +126,7 @@ func TestInputThatWontEncodeStoresNothing(t *testing.T) {
 func TestQueuedInputDecodesIntoAGrownStruct(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	body, err := msgpack.Marshal(First{Name: "old"})
 	require.NoError(t, err)
 	js := jetStream(t, nc)
@@ -143,9 +144,9 @@ func TestQueuedInputDecodesIntoAGrownStruct(t *testing.T) {
 // storedMsgs is how many messages stream holds.
 func storedMsgs(t *testing.T, nc *nats.Conn, stream string) uint64 {
 	t.Helper()
-	s, err := jetStream(t, nc).Stream(testCtx(t), stream)
+	s, err := jetStream(t, nc).Stream(testkit.Ctx(t), stream)
 	require.NoError(t, err)
-	info, err := s.Info(testCtx(t))
+	info, err := s.Info(testkit.Ctx(t))
 	require.NoError(t, err)
 	return info.State.Msgs
 }
@@ -153,7 +154,7 @@ func storedMsgs(t *testing.T, nc *nats.Conn, stream string) uint64 {
 // keyValue is nc's bucket.
 func keyValue(t *testing.T, nc *nats.Conn, bucket string) jetstream.KeyValue {
 	t.Helper()
-	kv, err := jetStream(t, nc).KeyValue(testCtx(t), bucket)
+	kv, err := jetStream(t, nc).KeyValue(testkit.Ctx(t), bucket)
 	require.NoError(t, err)
 	return kv
 }

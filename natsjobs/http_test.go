@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -45,7 +46,7 @@ type status struct {
 func post(t *testing.T, h http.Handler, target string) (*httptest.ResponseRecorder, status) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequestWithContext(testCtx(t), http.MethodPost, target, nil))
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(testkit.Ctx(t), http.MethodPost, target, nil))
 	var st status
 	if strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") && rec.Code != http.StatusOK {
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st), "%s", rec.Body)
@@ -80,7 +81,7 @@ func TestAcceptAndStatusHandler(t *testing.T) {
 
 	// A job canceled before it ran: the same Key names it.
 	k := key(t)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: k, Sleep: time.Hour}, natsjobs.Key(k))
 	require.NoError(t, err)
 	require.NoError(t, q.Cancel(ctx, id))
@@ -119,11 +120,11 @@ func TestStatusHandlerResult(t *testing.T) {
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	rec, st := post(t, natsjobs.Accept(q, double, decodeNum, natsjobs.AcceptOptions{}), "/double?n=21")
 	require.Equal(t, http.StatusAccepted, rec.Code, "WaitFor 0: always 202")
-	_, err := natsjobs.Wait(testCtx(t), q, double, natsjobs.ID(st.ID))
+	_, err := natsjobs.Wait(testkit.Ctx(t), q, double, natsjobs.ID(st.ID))
 	require.NoError(t, err)
 
 	get := httptest.NewRecorder()
-	natsjobs.StatusHandler(q).ServeHTTP(get, httptest.NewRequestWithContext(testCtx(t), http.MethodGet, "/jobs/"+st.ID, nil))
+	natsjobs.StatusHandler(q).ServeHTTP(get, httptest.NewRequestWithContext(testkit.Ctx(t), http.MethodGet, "/jobs/"+st.ID, nil))
 	require.Equal(t, http.StatusOK, get.Code)
 	var done status
 	require.NoError(t, json.Unmarshal(get.Body.Bytes(), &done))

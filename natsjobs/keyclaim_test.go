@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestKeyClaimedForAJobNotStoredYet(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	keys := keyValue(t, nc, "OFFLOAD_JOBS_jobs_KEYS")
 	waits := make(chan natsjobs.ID, 100)
 	natsjobs.HearKeyWaitsForTest(q, waits)
@@ -61,7 +62,7 @@ func receive[T any](t *testing.T, c <-chan T) T {
 	select {
 	case v := <-c:
 		return v
-	case <-testCtx(t).Done():
+	case <-testkit.Ctx(t).Done():
 		require.FailNow(t, "nothing received")
 		panic("unreachable")
 	}

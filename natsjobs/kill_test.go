@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote/embedded"
 	"github.com/offloadgo/offload/pool"
@@ -36,7 +37,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	t.Parallel()
 	s, q := startListening(t)
 	worker := startServeProcess(t, s.ClientURL(), processLease)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, pid, PidIn{There: time.Minute})
 	require.NoError(t, err)
 	waitRunning(t, q, id, 1)
@@ -58,7 +59,7 @@ func TestWorkerPausedPastItsLease(t *testing.T) {
 	t.Parallel()
 	s, q := startListening(t)
 	worker := startServeProcess(t, s.ClientURL(), processLease)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, pid, PidIn{There: 2 * time.Second})
 	require.NoError(t, err)
 	waitRunning(t, q, id, 1)
@@ -105,7 +106,7 @@ func TestRollingRestartOfWorkers(t *testing.T) {
 
 	const lease = 10 * time.Second // long enough that no lease passes
 	workers := []*exec.Cmd{startServeProcess(t, s.ClientURL(), lease), startServeProcess(t, s.ClientURL(), lease)}
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	ids := make([]natsjobs.ID, jobs)
 	for i := range ids {
 		ids[i], err = natsjobs.Enqueue(ctx, q, counted, Keyed{Key: strconv.Itoa(i), Sleep: 10 * time.Millisecond})

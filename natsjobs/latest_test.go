@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -20,7 +21,7 @@ import (
 func TestStatusReadsTheLeaderNotALaggingReplica(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	js := jetStream(t, nc)
 	// The mirror answers direct gets once it has mirrored a message: it
 	// mirrors one record, of no job.

@@ -25,7 +25,7 @@ func TestLongJobHeartbeatsAndRunsOnce(t *testing.T) {
 	q, _ := startQueue(t, natsjobs.Options{Lease: 500 * time.Millisecond})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: key(t), Sleep: 1500 * time.Millisecond})
 	require.NoError(t, err)
 	out, err := natsjobs.Wait(ctx, q, sleepy, id)
@@ -42,7 +42,7 @@ func TestLongJobHeartbeatsAndRunsOnce(t *testing.T) {
 func TestUnknownTaskIsNotConsumed(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	js := publishJob(t, nc, "later1", "natsjobs.notinthisbuild")
 
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
@@ -65,7 +65,7 @@ func TestUnknownTaskIsBuriedAfterItsGrace(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
 	natsjobs.SetUnknownTaskGraceForTest(q, 0)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	publishJob(t, nc, "never1", "natsjobs.notinthisbuild")
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	require.Eventually(t, func() bool {
@@ -85,7 +85,7 @@ func TestUnknownTaskIsBuriedAfterItsGrace(t *testing.T) {
 func TestGarbageIsDropped(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	js := jetStream(t, nc)
 	_, err := js.Publish(ctx, "offload.jobs.jobs.job.notask", []byte("garbage"))
 	require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestSubprocessPool(t *testing.T) {
 	q, _ := startQueue(t, natsjobs.Options{})
 	p := newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess})
 	serve(t, q, p, natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	ids := make([]natsjobs.ID, 3)
 	for i := range ids {
 		var err error
@@ -203,7 +203,7 @@ func publishJob(t *testing.T, nc *nats.Conn, id, task string) jetstream.JetStrea
 	js := jetStream(t, nc)
 	msg := &nats.Msg{Subject: "offload.jobs.jobs.job." + id, Data: []byte{0x80}, Header: nats.Header{}}
 	msg.Header.Set("Offload-Task", task)
-	_, err := js.PublishMsg(testCtx(t), msg, jetstream.WithMsgID(id))
+	_, err := js.PublishMsg(testkit.Ctx(t), msg, jetstream.WithMsgID(id))
 	require.NoError(t, err)
 	return js
 }

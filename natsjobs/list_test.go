@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -16,7 +17,7 @@ import (
 // settled, and returns their ids by state, in that order.
 func jobsInEveryState(t *testing.T, q *natsjobs.Queue) map[natsjobs.State][]natsjobs.ID {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
 	ids := map[natsjobs.State][]natsjobs.ID{}
 	// enqueued(state)(Enqueue(...)) notes the job as one that will be
@@ -99,7 +100,7 @@ func TestListEveryState(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{Backoff: func(int, error) time.Duration { return time.Hour }})
 	want := jobsInEveryState(t, q)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	for state := natsjobs.Scheduled; state <= natsjobs.Canceled; state++ {
 		t.Run(state.String(), func(t *testing.T) {
 			list, err := q.List(ctx, state, 100)
@@ -145,7 +146,7 @@ func TestListEveryState(t *testing.T) {
 func TestListRetriedJob(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	stop := serveStoppable(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)})
 	require.NoError(t, err)
@@ -169,7 +170,7 @@ func TestListRetriedJob(t *testing.T) {
 func TestListPageRefusesBadOptions(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	for _, c := range []struct {
 		state natsjobs.State
 		o     natsjobs.ListOptions

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -20,7 +21,7 @@ import (
 func TestLostAckFinishesWithoutRunning(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	k := key(t)
 	id, err := natsjobs.Enqueue(ctx, q, sleepy, Keyed{Key: k})
 	require.NoError(t, err)

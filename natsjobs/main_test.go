@@ -27,13 +27,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, testkit.IgnoreSourceSetup)
 }
 
-// testCtx bounds a test.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // startJetStream starts a server with JetStream on a store directory of
 // the test's, and connects to it.
 var startJetStream = jobstest.StartJetStream
@@ -77,7 +70,7 @@ func open(t *testing.T, nc *nats.Conn, o natsjobs.Options) *natsjobs.Queue {
 	if o.Backoff == nil {
 		o.Backoff = func(int, error) time.Duration { return 10 * time.Millisecond }
 	}
-	q, err := natsjobs.Open(testCtx(t), nc, o)
+	q, err := natsjobs.Open(testkit.Ctx(t), nc, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = q.Close() })
 	return q

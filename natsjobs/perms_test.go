@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/natsremote"
 	"github.com/offloadgo/offload/natsremote/embedded"
@@ -94,7 +95,7 @@ func TestEachRoleDoesItsJob(t *testing.T) {
 	worker, wnc := openAs(t, s, "worker", o)
 	assert.NoError(t, enc.LastError(), "the enqueuer's Open asked for nothing refused")
 	assert.NoError(t, wnc.LastError(), "nor did the worker's")
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 
 	// Before any worker serves: the admin cancels a queued job and a
 	// delayed one.
@@ -194,7 +195,7 @@ func TestEachRoleIsRefusedWhatItMustNotDo(t *testing.T) {
 	js, err := jetstream.New(connectAs(t, s, "admin"))
 	require.NoError(t, err)
 	for _, name := range []string{"OFFLOAD_JOBS_q", "OFFLOAD_JOBS_q_DEAD", "OFFLOAD_JOBS_q_SCHEDULED", "KV_OFFLOAD_JOBS_q_STATUS", "KV_OFFLOAD_JOBS_q_KEYS"} {
-		_, err := js.Stream(testCtx(t), name)
+		_, err := js.Stream(testkit.Ctx(t), name)
 		assert.NoError(t, err, name)
 	}
 }
@@ -211,7 +212,7 @@ func TestWorkerCredentialsCannotForgeAnotherAttemptsOutcome(t *testing.T) {
 	o := natsjobs.Options{Name: "forge", Lease: 300 * time.Millisecond}
 	open(t, connectAs(t, s, "admin"), o)
 	enqueuer, _ := openAs(t, s, "enqueuer", o)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, enqueuer, double, Num{21})
 	require.NoError(t, err)
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -22,7 +23,7 @@ func TestEnqueueRidesOutAStreamWithoutLeader(t *testing.T) {
 	s, admin := startJetStream(t)
 	o := natsjobs.Options{Name: "jobs"}
 	q := open(t, admin, o)
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	js, err := jetstream.New(admin)
 	require.NoError(t, err)
 	require.NoError(t, js.DeleteStream(ctx, "OFFLOAD_JOBS_jobs")) // no one answers its subjects

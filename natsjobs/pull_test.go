@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -18,7 +19,7 @@ func TestServeGoesOnAfterServerRestart(t *testing.T) {
 	t.Parallel()
 	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	const workers = 2
 	serve(t, q, newPool(t, pool.Options{Workers: workers}), natsjobs.ServeOptions{})
 	// A job through first: Serve's requests for the next are out.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -16,7 +17,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, flaky, Keyed{Key: key(t)})
 	require.NoError(t, err)
 	out, err := natsjobs.Wait(ctx, q, flaky, id)
@@ -36,7 +37,7 @@ func TestAttemptsSpentThenDead(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 2}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
 	require.NoError(t, err)
 	assert.EqualError(t, waitDead(ctx, t, q, always, id), "natsjobs: job is dead: still broken")
@@ -64,7 +65,7 @@ func TestRetryOfALiveJobIsRefused(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, double, Num{1})
 	require.NoError(t, err)
 	_, err = natsjobs.Wait(ctx, q, double, id)
@@ -96,7 +97,7 @@ func TestDeadAtOnce(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t)
+			ctx := testkit.Ctx(t)
 			c.in.Key = key(t)
 			id, err := natsjobs.Enqueue(ctx, q, c.task, c.in, c.opts...)
 			require.NoError(t, err)
@@ -117,7 +118,7 @@ func TestDeadAtOnce(t *testing.T) {
 func TestHopelessEndsAreDeadAtOnce(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{MaxPayload: 64 << 10}}), natsjobs.ServeOptions{})
 	id, err := natsjobs.Enqueue(ctx, q, big, 1<<20)
@@ -145,7 +146,7 @@ func TestOptionsAreChecked(t *testing.T) {
 		{Name: "x", MaxBytes: -1},
 		{Name: "x", Lease: time.Millisecond},
 	} {
-		_, err := natsjobs.Open(testCtx(t), nc, o)
+		_, err := natsjobs.Open(testkit.Ctx(t), nc, o)
 		assert.ErrorContains(t, err, "natsjobs: ", "%+v", o)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -20,7 +21,7 @@ func TestWaitHearsTheEndAfterAServerRestart(t *testing.T) {
 	t.Parallel()
 	s, nc := startRestartable(t)
 	q := open(t, nc, natsjobs.Options{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
 
 	id, k, gate := enqueueGated(ctx, t, q)

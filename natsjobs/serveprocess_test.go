@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -107,7 +108,7 @@ func startServeProcess(t *testing.T, url string, lease time.Duration) *exec.Cmd 
 func waitRunning(t *testing.T, q *natsjobs.Queue, id natsjobs.ID, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		st, err := q.Status(testCtx(t), id)
+		st, err := q.Status(testkit.Ctx(t), id)
 		return err == nil && st.State == natsjobs.Running && st.Attempt == n
 	}, 30*time.Second, 5*time.Millisecond, "attempt %d of job %s running", n, id)
 }

@@ -50,7 +50,7 @@ func (h *heard) kinds(id natsjobs.ID) []natsjobs.JobEventKind {
 // waitFor waits until job id has had an event of kind.
 func (h *heard) waitFor(t *testing.T, id natsjobs.ID, kind natsjobs.JobEventKind) {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	for {
 		for _, k := range h.kinds(id) {
 			if k == kind {
@@ -75,7 +75,7 @@ func TestStatsAndEventsFollowEachJob(t *testing.T) {
 	var log testkit.Buffer // Serve writes while the test reads
 	q := open(t, nc, natsjobs.Options{OnJobEvent: h.hook,
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	succeeds, err := natsjobs.Enqueue(ctx, q, double, Num{N: 21})
 	require.NoError(t, err)
 	dies, err := natsjobs.Enqueue(ctx, q, always, Keyed{Key: key(t)}, natsjobs.MaxAttempts(2))

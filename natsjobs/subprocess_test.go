@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -24,7 +25,7 @@ func TestSubprocessKillsOnTimeoutAndCancel(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1, Isolation: pool.Subprocess,
 		Subprocess: pool.SubprocessOptions{TerminateGrace: 50 * time.Millisecond}})
 	serve(t, q, p, natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 
 	id, err := natsjobs.Enqueue(ctx, q, stubborn, Stubborn{Sleep: time.Minute}, natsjobs.Timeout(time.Second), natsjobs.MaxAttempts(1))
 	require.NoError(t, err)
@@ -51,7 +52,7 @@ func TestPermanentFromAWorkerProcess(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{})
 	serve(t, q, newPool(t, pool.Options{Workers: 1, Isolation: pool.Subprocess}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(ctx, q, permanent, Keyed{Key: key(t)}, natsjobs.MaxAttempts(3))
 	require.NoError(t, err)
 	assert.ErrorContains(t, waitDead(ctx, t, q, permanent, id), "bad input, not worth retrying")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/natsjobs"
 	"github.com/offloadgo/offload/pool"
 )
@@ -63,7 +64,7 @@ func TestEnqueuersTraceReachesTheTask(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{Tracer: fakeTracer{}})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-42"), q, traceOf, struct{}{})
 	require.NoError(t, err)
 	out, err := natsjobs.Wait(ctx, q, traceOf, id)
@@ -76,7 +77,7 @@ func TestEnqueuersTraceReachesTheTask(t *testing.T) {
 func TestTooLargeATraceContextStoresNoJob(t *testing.T) {
 	t.Parallel()
 	q, nc := startQueue(t, natsjobs.Options{Tracer: fakeTracer{pad: 11 << 10}})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	_, err := natsjobs.Enqueue(ctx, q, traceOf, struct{}{}, natsjobs.Key("k"))
 	require.ErrorIs(t, err, pool.ErrPayloadTooLarge)
 	assert.ErrorContains(t, err, "natsjobs: enqueue task \"natsjobs.traceof\": the trace context is")
@@ -99,7 +100,7 @@ func TestRetriedJobKeepsItsTrace(t *testing.T) {
 	t.Parallel()
 	q, _ := startQueue(t, natsjobs.Options{Tracer: fakeTracer{}})
 	serve(t, q, newPool(t, pool.Options{Workers: 1}), natsjobs.ServeOptions{})
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	id, err := natsjobs.Enqueue(context.WithValue(ctx, traceKey{}, "trace-7"), q, traceSecond, Keyed{Key: key(t)})
 	require.NoError(t, err)
 	waitDead(ctx, t, q, traceSecond, id)

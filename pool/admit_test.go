@@ -44,12 +44,7 @@ func TestQueueFullAtCapacity(t *testing.T) {
 					// yet, and admission must count the tasks all the same.
 					p := newPool(t, tc.opts)
 					release := make(chan struct{})
-					var futures []*pool.Future[int]
-					for i := range tc.capacity {
-						f, err := pool.Submit(ctx, p, wait, gate{id: i, release: release})
-						require.NoError(t, err, "submission %d of %d", i+1, tc.capacity)
-						futures = append(futures, f)
-					}
+					futures := submitEach(t, ctx, p, gates(0, tc.capacity, nil, release, false))
 					ran := make(chan int, 1)
 					start := time.Now()
 					_, err := pool.Submit(ctx, p, wait, gate{id: -1, started: ran, release: release})
@@ -64,11 +59,7 @@ func TestQueueFullAtCapacity(t *testing.T) {
 					assert.Equal(t, tc.capacity, st.Busy+st.Queued)
 
 					close(release)
-					for i, f := range futures {
-						out, err := f.Wait()
-						require.NoError(t, err)
-						assert.Equal(t, i, out)
-					}
+					requireIDs(t, futures, 0)
 					select {
 					case id := <-ran:
 						t.Fatalf("rejected task %d ran", id)
@@ -84,20 +75,11 @@ func TestUnboundedNeverRejects(t *testing.T) {
 	t.Parallel()
 	p := newPool(t, pool.Options{Workers: 1, MaxQueue: pool.Unbounded})
 	release := make(chan struct{})
-	var futures []*pool.Future[int]
-	for i := range 5000 {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, release: release})
-		require.NoError(t, err)
-		futures = append(futures, f)
-	}
+	futures := submitEach(t, context.Background(), p, gates(0, 5000, nil, release, false))
 	st := p.Stats()
 	assert.Equal(t, 5000, st.Queued+st.Busy)
 	close(release)
-	for i, f := range futures {
-		out, err := f.Wait()
-		require.NoError(t, err)
-		require.Equal(t, i, out)
-	}
+	requireIDs(t, futures, 0)
 }
 
 func TestQueueIsFIFO(t *testing.T) {
@@ -112,19 +94,11 @@ func TestQueueIsFIFO(t *testing.T) {
 	order := make(chan int, 50)
 	open := make(chan struct{})
 	close(open)
-	var futures []*pool.Future[int]
-	for i := range 50 {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: order, release: open})
-		require.NoError(t, err)
-		futures = append(futures, f)
-	}
+	futures := submitEach(t, context.Background(), p, gates(0, 50, order, open, false))
 	close(first)
 	_, err = blocker.Wait()
 	require.NoError(t, err)
-	for _, f := range futures {
-		_, err := f.Wait()
-		require.NoError(t, err)
-	}
+	requireIDs(t, futures, 0)
 	close(order)
 	want := 0
 	for got := range order {

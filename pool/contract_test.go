@@ -57,31 +57,28 @@ var errSentinel = errors.New("the sentinel")
 // frees its worker: the pool serves the next task and shuts down.
 func TestGoexitFailsTheTaskOnly(t *testing.T) {
 	t.Parallel()
-	for _, iso := range isolations {
-		t.Run(iso.String(), func(t *testing.T) {
-			t.Parallel()
-			p := newIsolatedPool(t, iso, pool.Options{Workers: 1, MinWorkers: 1})
-			ctx := testCtx(t)
-			for range 3 {
-				testkit.Within(t, 20*time.Second, "Run of a task that calls Goexit", func() {
-					_, err := pool.Run(ctx, p, goexit, 1)
-					require.ErrorIs(t, err, pool.ErrGoexit)
-					assert.Contains(t, err.Error(), "test.goexit")
-				})
-				out, err := pool.Run(ctx, p, procAdd, [2]int{1, 2})
-				require.NoError(t, err, "the pool serves the next task")
-				assert.Equal(t, 3, out)
-			}
-			st := p.Stats()
-			assert.Zero(t, st.Busy, "%+v", st)
-			assert.EqualValues(t, 3, st.Failed, "%+v", st)
-			assert.EqualValues(t, 3, st.Completed, "%+v", st)
-			assert.Equal(t, 1, st.Workers, "MinWorkers is kept: %+v", st)
-			testkit.Within(t, 20*time.Second, "Shutdown", func() {
-				require.NoError(t, p.Shutdown(ctx))
+	eachIsolation(t, func(t *testing.T, iso pool.Isolation) {
+		p := newIsolatedPool(t, iso, pool.Options{Workers: 1, MinWorkers: 1})
+		ctx := testCtx(t)
+		for range 3 {
+			testkit.Within(t, 20*time.Second, "Run of a task that calls Goexit", func() {
+				_, err := pool.Run(ctx, p, goexit, 1)
+				require.ErrorIs(t, err, pool.ErrGoexit)
+				assert.Contains(t, err.Error(), "test.goexit")
 			})
+			out, err := pool.Run(ctx, p, add, [2]int{1, 2})
+			require.NoError(t, err, "the pool serves the next task")
+			assert.Equal(t, 3, out)
+		}
+		st := p.Stats()
+		assert.Zero(t, st.Busy, "%+v", st)
+		assert.EqualValues(t, 3, st.Failed, "%+v", st)
+		assert.EqualValues(t, 3, st.Completed, "%+v", st)
+		assert.Equal(t, 1, st.Workers, "MinWorkers is kept: %+v", st)
+		testkit.Within(t, 20*time.Second, "Shutdown", func() {
+			require.NoError(t, p.Shutdown(ctx))
 		})
-	}
+	})
 }
 
 // A panic's value reaches the caller as closely as the isolation allows:
@@ -91,44 +88,41 @@ func TestGoexitFailsTheTaskOnly(t *testing.T) {
 // text.
 func TestPanicValueAcrossIsolations(t *testing.T) {
 	t.Parallel()
-	for _, iso := range isolations {
-		t.Run(iso.String(), func(t *testing.T) {
-			t.Parallel()
-			p := newIsolatedPool(t, iso, pool.Options{Workers: 1})
-			ctx := testCtx(t)
-			panicOf := func(what string) *pool.PanicError {
-				t.Helper()
-				_, err := pool.Run(ctx, p, panicWith, what)
-				var pe *pool.PanicError
-				require.ErrorAs(t, err, &pe, what)
-				assert.Equal(t, "test.panic-with", pe.Task)
-				assert.Contains(t, string(pe.Stack), "goroutine")
-				return pe
-			}
+	eachIsolation(t, func(t *testing.T, iso pool.Isolation) {
+		p := newIsolatedPool(t, iso, pool.Options{Workers: 1})
+		ctx := testCtx(t)
+		panicOf := func(what string) *pool.PanicError {
+			t.Helper()
+			_, err := pool.Run(ctx, p, panicWith, what)
+			var pe *pool.PanicError
+			require.ErrorAs(t, err, &pe, what)
+			assert.Equal(t, "test.panic-with", pe.Task)
+			assert.Contains(t, string(pe.Stack), "goroutine")
+			return pe
+		}
 
-			for _, what := range []string{"sentinel", "wrapped"} {
-				pe := panicOf(what)
-				inner := errors.Unwrap(pe)
-				require.Error(t, inner, "Unwrap finds the panic's error (%s)", what)
-				assert.Equal(t, fmt.Sprint(map[string]error{"sentinel": errSentinel, "wrapped": fmt.Errorf("wrapped: %w", errSentinel)}[what]), inner.Error())
-				if iso == pool.InProcess {
-					assert.ErrorIs(t, pe, errSentinel, "in process, errors.Is sees the panic's error")
-				} else {
-					var remote *pool.RemoteError
-					assert.ErrorAs(t, pe, &remote, "across processes, the error is a RemoteError")
-				}
-			}
-			assert.Equal(t, "a string", panicOf("string").Value)
+		for _, what := range []string{"sentinel", "wrapped"} {
+			pe := panicOf(what)
+			inner := errors.Unwrap(pe)
+			require.Error(t, inner, "Unwrap finds the panic's error (%s)", what)
+			assert.Equal(t, fmt.Sprint(map[string]error{"sentinel": errSentinel, "wrapped": fmt.Errorf("wrapped: %w", errSentinel)}[what]), inner.Error())
 			if iso == pool.InProcess {
-				assert.Equal(t, 42, panicOf("int").Value)
-				assert.Equal(t, map[string]int{"a": 1}, panicOf("map").Value)
+				assert.ErrorIs(t, pe, errSentinel, "in process, errors.Is sees the panic's error")
 			} else {
-				assert.Equal(t, int64(42), panicOf("int").Value)
-				assert.Equal(t, map[string]any{"a": int64(1)}, panicOf("map").Value)
-				assert.Contains(t, panicOf("func").Value, "0x", "a func crosses as its text")
+				var remote *pool.RemoteError
+				assert.ErrorAs(t, pe, &remote, "across processes, the error is a RemoteError")
 			}
-		})
-	}
+		}
+		assert.Equal(t, "a string", panicOf("string").Value)
+		if iso == pool.InProcess {
+			assert.Equal(t, 42, panicOf("int").Value)
+			assert.Equal(t, map[string]int{"a": 1}, panicOf("map").Value)
+		} else {
+			assert.Equal(t, int64(42), panicOf("int").Value)
+			assert.Equal(t, map[string]any{"a": int64(1)}, panicOf("map").Value)
+			assert.Contains(t, panicOf("func").Value, "0x", "a func crosses as its text")
+		}
+	})
 }
 
 // Close's cause reaches the task's ctx in every case: the caller's ctx can

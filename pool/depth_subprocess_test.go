@@ -64,7 +64,7 @@ func TestSubprocessDeepAnswerFailsItsCall(t *testing.T) {
 	_, err := pool.Run(ctx, p, deepAnswer, 1_000_000)
 	require.ErrorContains(t, err, `pool: decode output of task "test.deep-answer"`)
 	require.ErrorContains(t, err, "nested more than 100 deep")
-	out, err := pool.Run(ctx, p, procAdd, [2]int{2, 3})
+	out, err := pool.Run(ctx, p, add, [2]int{2, 3})
 	require.NoError(t, err)
 	assert.Equal(t, 5, out)
 }

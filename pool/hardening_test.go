@@ -19,6 +19,17 @@ import (
 // Both kinds of pool, for tests that must hold for each.
 var isolations = []pool.Isolation{pool.InProcess, pool.Subprocess}
 
+// eachIsolation runs test once per kind of pool of isolations, in
+// parallel.
+func eachIsolation(t *testing.T, test func(t *testing.T, iso pool.Isolation)) {
+	for _, iso := range isolations {
+		t.Run(iso.String(), func(t *testing.T) {
+			t.Parallel()
+			test(t, iso)
+		})
+	}
+}
+
 func newIsolatedPool(t *testing.T, iso pool.Isolation, o pool.Options) *pool.Pool {
 	t.Helper()
 	if iso == pool.Subprocess {
@@ -33,58 +44,55 @@ func newIsolatedPool(t *testing.T, iso pool.Isolation, o pool.Options) *pool.Poo
 // Stats, Shutdown go on working.
 func TestBadContextLeavesPoolUsable(t *testing.T) {
 	t.Parallel()
-	for _, iso := range isolations {
-		t.Run(iso.String(), func(t *testing.T) {
-			t.Parallel()
-			p := newIsolatedPool(t, iso, pool.Options{Workers: 1})
+	eachIsolation(t, func(t *testing.T, iso pool.Isolation) {
+		p := newIsolatedPool(t, iso, pool.Options{Workers: 1})
 
-			var nilCtx context.Context // a nil ctx is the point
-			var err error
-			require.NotPanics(t, func() { _, err = pool.Run(nilCtx, p, procAdd, [2]int{1, 2}) })
-			require.Error(t, err, "a nil ctx is refused with an error")
-			assert.Contains(t, err.Error(), "nil")
-			require.NotPanics(t, func() { _, err = pool.Submit(nilCtx, p, procAdd, [2]int{1, 2}) })
-			require.Error(t, err)
+		var nilCtx context.Context // a nil ctx is the point
+		var err error
+		require.NotPanics(t, func() { _, err = pool.Run(nilCtx, p, add, [2]int{1, 2}) })
+		require.Error(t, err, "a nil ctx is refused with an error")
+		assert.Contains(t, err.Error(), "nil")
+		require.NotPanics(t, func() { _, err = pool.Submit(nilCtx, p, add, [2]int{1, 2}) })
+		require.Error(t, err)
 
-			// Each method panics, on a ctx that can be cancelled and on one
-			// that only carries values (whose Done is nil): the panic
-			// reaches the caller, or the call fails; never a worker.
-			for _, method := range testkit.Methods {
-				for _, cancellable := range []bool{true, false} {
-					ctx, cancel := context.WithCancel(context.Background())
-					base := context.WithValue(context.Background(), testkit.PanicCtx{}, 1)
-					if cancellable {
-						base = ctx
-					}
-					bad := testkit.PanicCtx{Context: base, Method: method}
-					for _, run := range []bool{true, false} {
-						func() {
-							defer func() { _ = recover() }()
-							if run {
-								_, _ = pool.Run(bad, p, procAdd, [2]int{1, 2})
-								return
-							}
-							f, err := pool.Submit(bad, p, procAdd, [2]int{1, 2})
-							if err == nil {
-								_, _ = f.Wait()
-							}
-						}()
-					}
-					cancel()
+		// Each method panics, on a ctx that can be cancelled and on one
+		// that only carries values (whose Done is nil): the panic
+		// reaches the caller, or the call fails; never a worker.
+		for _, method := range testkit.Methods {
+			for _, cancellable := range []bool{true, false} {
+				ctx, cancel := context.WithCancel(context.Background())
+				base := context.WithValue(context.Background(), testkit.PanicCtx{}, 1)
+				if cancellable {
+					base = ctx
 				}
+				bad := testkit.PanicCtx{Context: base, Method: method}
+				for _, run := range []bool{true, false} {
+					func() {
+						defer func() { _ = recover() }()
+						if run {
+							_, _ = pool.Run(bad, p, add, [2]int{1, 2})
+							return
+						}
+						f, err := pool.Submit(bad, p, add, [2]int{1, 2})
+						if err == nil {
+							_, _ = f.Wait()
+						}
+					}()
+				}
+				cancel()
 			}
+		}
 
-			testkit.Within(t, 20*time.Second, "Run after a bad ctx", func() {
-				out, err := pool.Run(testCtx(t), p, procAdd, [2]int{2, 3})
-				require.NoError(t, err)
-				assert.Equal(t, 5, out)
-			})
-			testkit.Within(t, 5*time.Second, "Stats after a bad ctx", func() { _ = p.Stats() })
-			st := p.Stats()
-			assert.Zero(t, st.Busy)
-			assert.Zero(t, st.Queued)
+		testkit.Within(t, 20*time.Second, "Run after a bad ctx", func() {
+			out, err := pool.Run(testCtx(t), p, add, [2]int{2, 3})
+			require.NoError(t, err)
+			assert.Equal(t, 5, out)
 		})
-	}
+		testkit.Within(t, 5*time.Second, "Stats after a bad ctx", func() { _ = p.Stats() })
+		st := p.Stats()
+		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.Queued)
+	})
 }
 
 // The pool can't be used unless New made it, and says so: a zero Pool, a
@@ -155,30 +163,27 @@ func TestOptionsSaturate(t *testing.T) {
 // task returning the ctx error.
 func TestCallerCancelCountsAsCanceled(t *testing.T) {
 	t.Parallel()
-	for _, iso := range isolations {
-		t.Run(iso.String(), func(t *testing.T) {
-			t.Parallel()
-			opts := pool.Options{Workers: 1}
-			if iso == pool.Subprocess {
-				opts.Subprocess.TerminateGrace = 5 * time.Second // the task sees the cancel and returns
-			}
-			p := newIsolatedPool(t, iso, opts)
-			const n = 30
-			for i := range n {
-				ctx, cancel := context.WithCancel(testCtx(t))
-				f, err := pool.Submit(ctx, p, honorCtx, i)
-				require.NoError(t, err)
-				waitBusy(t, p, 1)
-				cancel()
-				_, err = f.Wait()
-				require.ErrorIs(t, err, context.Canceled)
-			}
-			require.Eventually(t, func() bool { return p.Stats().Busy == 0 }, 10*time.Second, time.Millisecond)
-			st := p.Stats()
-			assert.EqualValues(t, n, st.Canceled, "%+v", st)
-			assert.Zero(t, st.Failed, "%+v", st)
-		})
-	}
+	eachIsolation(t, func(t *testing.T, iso pool.Isolation) {
+		opts := pool.Options{Workers: 1}
+		if iso == pool.Subprocess {
+			opts.Subprocess.TerminateGrace = 5 * time.Second // the task sees the cancel and returns
+		}
+		p := newIsolatedPool(t, iso, opts)
+		const n = 30
+		for i := range n {
+			ctx, cancel := context.WithCancel(testCtx(t))
+			f, err := pool.Submit(ctx, p, honorCtx, i)
+			require.NoError(t, err)
+			waitBusy(t, p, 1)
+			cancel()
+			_, err = f.Wait()
+			require.ErrorIs(t, err, context.Canceled)
+		}
+		require.Eventually(t, func() bool { return p.Stats().Busy == 0 }, 10*time.Second, time.Millisecond)
+		st := p.Stats()
+		assert.EqualValues(t, n, st.Canceled, "%+v", st)
+		assert.Zero(t, st.Failed, "%+v", st)
+	})
 }
 
 // honorCtx waits for its ctx and returns its error.

@@ -32,15 +32,12 @@ var selfProfile = pool.Register("test.self-profile", func(context.Context, struc
 // it starts inherit them, and the worker is unlabelled between tasks.
 func TestTasksRunUnderProfileLabels(t *testing.T) {
 	t.Parallel()
-	for _, iso := range isolations {
-		t.Run(iso.String(), func(t *testing.T) {
-			t.Parallel()
-			p := newIsolatedPool(t, iso, pool.Options{Workers: 1})
-			prof, err := pool.Run(testCtx(t), p, selfProfile, struct{}{})
-			require.NoError(t, err)
-			assert.Contains(t, prof, `labels: {"isolation":"`+iso.String()+`", "task":"test.self-profile"}`)
-		})
-	}
+	eachIsolation(t, func(t *testing.T, iso pool.Isolation) {
+		p := newIsolatedPool(t, iso, pool.Options{Workers: 1})
+		prof, err := pool.Run(testCtx(t), p, selfProfile, struct{}{})
+		require.NoError(t, err)
+		assert.Contains(t, prof, `labels: {"isolation":"`+iso.String()+`", "task":"test.self-profile"}`)
+	})
 	t.Run("between tasks", func(t *testing.T) {
 		p := newPool(t, pool.Options{Workers: 1, MinWorkers: 1})
 		_, err := pool.Run(testCtx(t), p, add, [2]int{1, 2})

@@ -19,12 +19,7 @@ func TestShutdownDrains(t *testing.T) {
 	p, err := pool.New(pool.Options{Workers: 2})
 	require.NoError(t, err)
 	release := make(chan struct{})
-	var futures []*pool.Future[int]
-	for i := range 6 {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, release: release})
-		require.NoError(t, err)
-		futures = append(futures, f)
-	}
+	futures := submitEach(t, context.Background(), p, gates(0, 6, nil, release, false))
 	done := make(chan error, 1)
 	go func() { done <- p.Shutdown(context.Background()) }()
 	require.Eventually(t, func() bool {
@@ -40,11 +35,7 @@ func TestShutdownDrains(t *testing.T) {
 	require.NoError(t, <-done)
 	l := p.Load() // read lock-free, at once: the drained pool published its rest
 	assert.Equal(t, pool.Load{Closed: true, RecentRunTime: l.RecentRunTime, Capacity: l.Capacity, MaxWorkers: l.MaxWorkers}, l)
-	for i, f := range futures {
-		out, err := f.Wait()
-		require.NoError(t, err)
-		assert.Equal(t, i, out)
-	}
+	requireIDs(t, futures, 0)
 	st := p.Stats()
 	assert.Equal(t, 0, st.Workers, "every worker has exited")
 	assert.Equal(t, uint64(6), st.Completed)
@@ -89,12 +80,7 @@ func TestCloseStopsNow(t *testing.T) {
 	running, err := pool.Submit(context.Background(), p, wait, gate{id: 0, started: started, release: release})
 	require.NoError(t, err)
 	<-started
-	var queued []*pool.Future[int]
-	for i := range 3 {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i + 1, release: release})
-		require.NoError(t, err)
-		queued = append(queued, f)
-	}
+	queued := submitEach(t, context.Background(), p, gates(1, 3, nil, release, false))
 	runErr := make(chan error, 1)
 	go func() {
 		_, err := pool.Run(context.Background(), p, add, [2]int{})
@@ -139,21 +125,13 @@ func testIdleWorkersExit(t *testing.T) {
 
 	release := make(chan struct{})
 	started := make(chan int, 3)
-	var futures []*pool.Future[int]
-	for i := range 3 {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: started, release: release})
-		require.NoError(t, err)
-		futures = append(futures, f)
-	}
+	futures := submitEach(t, context.Background(), p, gates(0, 3, started, release, false))
 	for range 3 {
 		<-started
 	}
 	assert.Equal(t, 3, p.Stats().Workers)
 	close(release)
-	for _, f := range futures {
-		_, err := f.Wait()
-		require.NoError(t, err)
-	}
+	requireIDs(t, futures, 0)
 	time.Sleep(50 * time.Millisecond) // past the idle timeout
 	synctest.Wait()
 	require.Equal(t, 1, p.Stats().Workers, "the workers above MinWorkers exit")

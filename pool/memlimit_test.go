@@ -42,11 +42,5 @@ func TestMemoryLimitCountsAChild(t *testing.T) {
 	assert.Equal(t, cancel.KilledByMemoryLimit, exit.Killed)
 	assert.Greater(t, exit.RSS, int64(100<<20))
 	waitGone(t, pidFromLog(t, log.String(), "proc.child-hog pid="))
-
-	out, err := pool.Run(ctx, p, procAdd, [2]int{2, 2})
-	require.NoError(t, err, "a new worker serves the next task")
-	assert.Equal(t, 4, out)
-	st := p.Stats()
-	assert.EqualValues(t, 1, st.Crashed)
-	assert.EqualValues(t, 1, st.Failed)
+	requireServedAfterCrash(t, ctx, p)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offloadgo/offload/internal/testkit"
@@ -50,6 +51,20 @@ func countChildren(t *testing.T) int {
 		n += len(strings.Fields(string(b)))
 	}
 	return n
+}
+
+// requireServedAfterCrash runs add on p, whose one task so far crashed
+// its worker: a new worker serves it, and Stats counts the crash as the
+// pool's one failure. It returns those Stats for further checks.
+func requireServedAfterCrash(t *testing.T, ctx context.Context, p *pool.Pool) pool.Stats {
+	t.Helper()
+	out, err := pool.Run(ctx, p, add, [2]int{2, 2})
+	require.NoError(t, err, "a new worker serves the next task")
+	assert.Equal(t, 4, out)
+	st := p.Stats()
+	assert.EqualValues(t, 1, st.Crashed)
+	assert.EqualValues(t, 1, st.Failed)
+	return st
 }
 
 // requireCloseEnds closes p with running on a worker and queued behind

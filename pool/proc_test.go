@@ -24,7 +24,7 @@ func TestSubprocessRoundTrip(t *testing.T) {
 	p, _ := newProcPool(t, pool.Options{Workers: 2, MinWorkers: 1})
 	ctx := testCtx(t)
 	for i := range 20 {
-		out, err := pool.Run(ctx, p, procAdd, [2]int{i, 100})
+		out, err := pool.Run(ctx, p, add, [2]int{i, 100})
 		require.NoError(t, err)
 		assert.Equal(t, i+100, out)
 	}
@@ -96,7 +96,7 @@ func TestSubprocessHardKill(t *testing.T) {
 			// The worker process must be up: a task whose deadline passes
 			// while its process starts was never sent, and gets the plain
 			// deadline error, not ErrTerminated.
-			_, err := pool.Run(testCtx(t), p, procAdd, [2]int{0, 0})
+			_, err := pool.Run(testCtx(t), p, add, [2]int{0, 0})
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
 			defer cancel()
@@ -105,7 +105,7 @@ func TestSubprocessHardKill(t *testing.T) {
 			require.ErrorIs(t, err, pool.ErrTerminated)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Less(t, time.Since(start), 5*time.Second)
-			out, err := pool.Run(testCtx(t), p, procAdd, [2]int{1, 2})
+			out, err := pool.Run(testCtx(t), p, add, [2]int{1, 2})
 			require.NoError(t, err)
 			assert.Equal(t, 3, out)
 			st := p.Stats()
@@ -153,12 +153,7 @@ func TestSubprocessCrashMatrix(t *testing.T) {
 				assert.Equal(t, 2, exit.Code, "the Go runtime's crash status")
 				assert.NotEmpty(t, exit.Crash)
 			}
-			out, err := pool.Run(ctx, p, procAdd, [2]int{2, 2})
-			require.NoError(t, err, "the pool serves the next task")
-			assert.Equal(t, 4, out)
-			st := p.Stats()
-			assert.EqualValues(t, 1, st.Crashed)
-			assert.EqualValues(t, 1, st.Failed)
+			st := requireServedAfterCrash(t, ctx, p)
 			assert.EqualValues(t, 1, st.Completed)
 		})
 	}
@@ -209,7 +204,7 @@ func TestSubprocessCancelWithGrace(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(start), 5*time.Second, "the caller does not wait for the grace")
 	log.waitLog(t, "proc.block graceful cancelled") // the worker was told
-	out, err := pool.Run(testCtx(t), p, procAdd, [2]int{1, 1})
+	out, err := pool.Run(testCtx(t), p, add, [2]int{1, 1})
 	require.NoError(t, err)
 	assert.Equal(t, 2, out)
 }
@@ -274,9 +269,9 @@ func TestSubprocessQueue(t *testing.T) {
 	require.NoError(t, err)
 	log.waitLog(t, "proc.block a started")
 	queued, cancelQueued := context.WithCancel(ctx)
-	b, err := pool.Submit(queued, p, procAdd, [2]int{1, 1})
+	b, err := pool.Submit(queued, p, add, [2]int{1, 1})
 	require.NoError(t, err)
-	_, err = pool.Submit(ctx, p, procAdd, [2]int{1, 1})
+	_, err = pool.Submit(ctx, p, add, [2]int{1, 1})
 	require.ErrorIs(t, err, pool.ErrQueueFull)
 
 	cancelQueued()
@@ -284,7 +279,7 @@ func TestSubprocessQueue(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.NotErrorIs(t, err, pool.ErrTerminated, "a queued task is not terminated")
 	assert.Zero(t, p.Stats().Queued)
-	c, err := pool.Submit(ctx, p, procAdd, [2]int{2, 3})
+	c, err := pool.Submit(ctx, p, add, [2]int{2, 3})
 	require.NoError(t, err, "the slot is free again")
 
 	cancelRunning()
@@ -303,7 +298,7 @@ func TestSubprocessShutdownAndClose(t *testing.T) {
 		ctx := testCtx(t)
 		first, err := pool.Submit(ctx, p, procSleep, 100*time.Millisecond)
 		require.NoError(t, err)
-		second, err := pool.Submit(ctx, p, procAdd, [2]int{3, 4})
+		second, err := pool.Submit(ctx, p, add, [2]int{3, 4})
 		require.NoError(t, err)
 		require.NoError(t, p.Shutdown(ctx))
 		out, err := first.Wait()
@@ -319,7 +314,7 @@ func TestSubprocessShutdownAndClose(t *testing.T) {
 		ctx := testCtx(t)
 		f, err := pool.Submit(ctx, p, procBlock, "closed")
 		require.NoError(t, err)
-		queued, err := pool.Submit(ctx, p, procAdd, [2]int{1, 1})
+		queued, err := pool.Submit(ctx, p, add, [2]int{1, 1})
 		require.NoError(t, err)
 		log.waitLog(t, "proc.block closed started")
 		requireCloseEnds(t, ctx, p, f, queued)
@@ -335,7 +330,7 @@ func TestSubprocessLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	ctx := testCtx(t)
 	for i := range 10 {
-		_, err := pool.Run(ctx, p, procAdd, [2]int{i, i})
+		_, err := pool.Run(ctx, p, add, [2]int{i, i})
 		require.NoError(t, err)
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)

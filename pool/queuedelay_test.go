@@ -26,12 +26,7 @@ func testQueueDelayDropsOverdueTasksOfAStandingQueue(t *testing.T) {
 	p := newPool(t, pool.Options{Workers: 1, MaxQueue: 10,
 		QueueDelay: pool.QueueDelay{Target: 5 * time.Millisecond, Interval: 30 * time.Millisecond}})
 	started, free := occupyWorker(t, p)
-	var old []*pool.Future[int]
-	for i := 1; i <= 3; i++ {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: started, release: openGate})
-		require.NoError(t, err)
-		old = append(old, f)
-	}
+	old := submitEach(t, context.Background(), p, gates(1, 3, started, openGate, false))
 	time.Sleep(60 * time.Millisecond) // the queue stands for two intervals
 	free()
 	for _, f := range old {

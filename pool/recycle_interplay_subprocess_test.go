@@ -29,7 +29,7 @@ func TestRecycleWorkersWithMaxTasksPerWorker(t *testing.T) {
 	for range workers {
 		load.Go(func() {
 			for !stop.Load() {
-				_, err := pool.Run(ctx, p, procAdd, [2]int{1, 2})
+				_, err := pool.Run(ctx, p, add, [2]int{1, 2})
 				assert.NoError(t, err)
 			}
 		})

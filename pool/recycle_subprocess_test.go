@@ -41,7 +41,7 @@ func TestRecycleWorkersReplacesEveryProcessUnderLoad(t *testing.T) {
 		load.Go(func() {
 			for !stop.Load() {
 				begin := time.Now()
-				_, err := pool.Run(ctx, p, procAdd, [2]int{1, 2})
+				_, err := pool.Run(ctx, p, add, [2]int{1, 2})
 				took := int64(time.Since(begin))
 				for s := slowest.Load(); took > s && !slowest.CompareAndSwap(s, took); s = slowest.Load() {
 				}
@@ -189,7 +189,7 @@ func TestRecycleWorkersConcurrentAndClosed(t *testing.T) {
 	wg.Wait()
 	assert.EqualValues(t, 2*workers, p.Stats().Recycled)
 	assert.Len(t, l.all(pool.WorkerRecycled), 2*workers)
-	_, err := pool.Run(ctx, p, procAdd, [2]int{1, 2})
+	_, err := pool.Run(ctx, p, add, [2]int{1, 2})
 	require.NoError(t, err)
 
 	require.NoError(t, p.Shutdown(ctx))

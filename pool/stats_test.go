@@ -61,13 +61,8 @@ func TestLoadMirrorsThePool(t *testing.T) {
 	require.NoError(t, err)
 	release := make(chan struct{})
 	started := make(chan int, 3)
-	var futures []*pool.Future[int]
 	submitted := time.Now()
-	for i := range 3 {
-		f, err := pool.Submit(context.Background(), p, wait, gate{id: i, started: started, release: release})
-		require.NoError(t, err)
-		futures = append(futures, f)
-	}
+	futures := submitEach(t, context.Background(), p, gates(0, 3, started, release, false))
 	<-started
 	l := p.Load()
 	assert.Positive(t, l.RecentRunTime, "before a task ends, how long the first has run")
@@ -75,10 +70,7 @@ func TestLoadMirrorsThePool(t *testing.T) {
 	l.RecentRunTime = 0
 	assert.Equal(t, pool.Load{Workers: 1, MaxWorkers: 1, Busy: 1, Queued: 2, InFlight: 3, Capacity: 3}, l)
 	close(release)
-	for _, f := range futures {
-		_, err := f.Wait()
-		require.NoError(t, err)
-	}
+	requireIDs(t, futures, 0)
 	require.NoError(t, p.Shutdown(context.Background()))
 	l = p.Load()
 	assert.True(t, l.Closed)

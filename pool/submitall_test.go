@@ -14,16 +14,6 @@ import (
 	"github.com/offloadgo/offload/transfer"
 )
 
-// gates returns n gate inputs with ids from first on, all held by release
-// and reporting their start on started.
-func gates(first, n int, started chan<- int, release <-chan struct{}, honorCtx bool) []gate {
-	ins := make([]gate, n)
-	for i := range ins {
-		ins[i] = gate{id: first + i, started: started, release: release, honorCtx: honorCtx}
-	}
-	return ins
-}
-
 // A batch is admitted whole or not at all: one task more than the room
 // left is refused at once with ErrQueueFull saying how many fit, and then
 // nothing of it was admitted (Submitted, Busy and Queued don't move) and
@@ -60,11 +50,7 @@ func TestSubmitAllIsAllOrNothing(t *testing.T) {
 				close(release)
 				_, err = held.Wait()
 				require.NoError(t, err)
-				for i, f := range futures {
-					out, err := f.Wait()
-					require.NoError(t, err)
-					assert.Equal(t, i+1, out)
-				}
+				requireIDs(t, futures, 1)
 				close(started)
 				for id := range started {
 					assert.Less(t, id, 100, "a task of the refused batch ran")
@@ -253,14 +239,14 @@ func TestSubmitAllSubprocess(t *testing.T) {
 	for i := range ins {
 		ins[i] = [2]int{i, 1000}
 	}
-	futures, err := pool.SubmitAll(testCtx(t), p, procAdd, ins)
+	futures, err := pool.SubmitAll(testCtx(t), p, add, ins)
 	require.NoError(t, err)
 	for i, f := range futures {
 		out, err := f.Wait()
 		require.NoError(t, err)
 		assert.Equal(t, i+1000, out)
 	}
-	_, err = pool.SubmitAll(testCtx(t), p, procAdd, make([][2]int, 43))
+	_, err = pool.SubmitAll(testCtx(t), p, add, make([][2]int, 43))
 	require.ErrorIs(t, err, pool.ErrQueueFull)
 }
 

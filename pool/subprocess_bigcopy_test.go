@@ -37,7 +37,7 @@ func TestSubprocessBigCopiesBothWays(t *testing.T) {
 		slices.Reverse(want)
 		assert.True(t, slices.Equal(want, out), "%d bytes came back reversed", n)
 
-		sum, err := pool.Run(ctx, p, procAdd, [2]int{i, n})
+		sum, err := pool.Run(ctx, p, add, [2]int{i, n})
 		require.NoError(t, err)
 		assert.Equal(t, i+n, sum, "a small call after %d bytes", n)
 	}

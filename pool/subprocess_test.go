@@ -20,9 +20,6 @@ import (
 // Tasks for the Subprocess tests: registered at package level, so the test
 // binary re-executed as a worker has them too.
 var (
-	procAdd = pool.Register("proc.add", func(_ context.Context, in [2]int) (int, error) {
-		return in[0] + in[1], nil
-	})
 	procPID = pool.Register("proc.pid", func(context.Context, struct{}) (int, error) {
 		return os.Getpid(), nil
 	})

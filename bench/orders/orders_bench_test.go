@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/offloadgo/offload/bench/internal/benchpool"
 	"github.com/offloadgo/offload/internal/testkit"
 	"github.com/offloadgo/offload/pool"
 )
@@ -40,13 +41,7 @@ func newPool(tb testing.TB, iso pool.Isolation) *pool.Pool {
 	if iso == pool.Subprocess {
 		o.Subprocess.MaxPayload = maxPayload
 	}
-	p, err := pool.New(o)
-	testkit.SkipUnsupported(tb, err)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p
+	return benchpool.New(tb, o)
 }
 
 // BenchmarkOrders is both tables: for each size, each mode and each

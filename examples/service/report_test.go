@@ -28,7 +28,7 @@ import (
 // 400, an unknown job 404. The worker service exits 0 on SIGTERM.
 func TestReports(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testkit.Ctx(t)
 	s, err := embedded.Start(embedded.Options{Listen: true, StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(s.Shutdown)

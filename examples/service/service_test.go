@@ -73,7 +73,7 @@ func TestService(t *testing.T) {
 
 			// Fill the pool (one running, one queued) with tasks that run
 			// until their callers hang up: the next request is shed.
-			fill, hangUp := context.WithCancel(testCtx(t))
+			fill, hangUp := context.WithCancel(testkit.Ctx(t))
 			var filling sync.WaitGroup
 			for range 2 {
 				filling.Go(func() {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/offloadgo/offload/internal/outcome"
 	"github.com/offloadgo/offload/internal/seam"
@@ -33,11 +32,7 @@ func TestServeLateCancelTouchesOnlyItsCall(t *testing.T) {
 	require.NoError(t, err)
 	call := func(id uint64) {
 		t.Helper()
-		body, err := appendCallHeader(nil, "proc.internal.cause", nil)
-		require.NoError(t, err)
-		data, err := msgpack.Marshal(struct{}{})
-		require.NoError(t, err)
-		require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: kindCall, ID: id, Body: append(body, data...)}))
+		writeCall(t, parent, id, "proc.internal.cause", nil)
 	}
 	cancelWith := func(id uint64, cause byte) {
 		t.Helper()
@@ -45,13 +40,7 @@ func TestServeLateCancelTouchesOnlyItsCall(t *testing.T) {
 	}
 	expect := func(id uint64, cause string) {
 		t.Helper()
-		f, err := parent.ReadFrame()
-		require.NoError(t, err)
-		require.Equal(t, id, f.ID)
-		require.Equal(t, kindResult, f.Kind, "body %q", f.Body)
-		var got string
-		require.NoError(t, msgpack.Unmarshal(f.Body, &got))
-		assert.Equal(t, cause, got)
+		assert.Equal(t, cause, replyString(t, readReply(t, parent, id)))
 	}
 
 	call(1)

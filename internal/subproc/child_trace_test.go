@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/offloadgo/offload/internal/codec"
 	"github.com/offloadgo/offload/internal/workerproc"
@@ -31,23 +30,8 @@ var _ = register("proc.internal.traceparent", func(ctx context.Context, _ struct
 // header's trace context, and returns the reply.
 func callTraced(t *testing.T, parent *workerproc.Conn, id uint64, trace []byte) workerproc.Frame {
 	t.Helper()
-	body, err := appendCallHeader(nil, "proc.internal.traceparent", trace)
-	require.NoError(t, err)
-	input, err := msgpack.Marshal(struct{}{})
-	require.NoError(t, err)
-	require.NoError(t, parent.WriteFrame(workerproc.Frame{Kind: kindCall, ID: id, Body: append(body, input...)}))
-	f, err := parent.ReadFrame()
-	require.NoError(t, err)
-	require.Equal(t, id, f.ID)
-	return f
-}
-
-func replyString(t *testing.T, f workerproc.Frame) string {
-	t.Helper()
-	require.Equal(t, kindResult, f.Kind, "body %q", f.Body)
-	var s string
-	require.NoError(t, msgpack.Unmarshal(f.Body, &s))
-	return s
+	writeCall(t, parent, id, "proc.internal.traceparent", trace)
+	return readReply(t, parent, id)
 }
 
 // A worker with an Extract gives the task the trace context its call

@@ -5,7 +5,6 @@ package workerproc
 import (
 	"bytes"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,10 +29,7 @@ func TestBulkFrames(t *testing.T) {
 	t.Parallel()
 	const max = 8 << 20
 	a, b := newPair(t, max)
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	defer w.Close()
+	r, _ := newPipe(t)
 
 	frames := []Frame{
 		{Kind: 1, ID: 1, Body: pattern(bulkMin-1, 1)},

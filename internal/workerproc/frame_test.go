@@ -143,10 +143,7 @@ func TestConnClose(t *testing.T) {
 func TestFrameFDs(t *testing.T) {
 	t.Parallel()
 	a, b := newPair(t, 100)
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	defer w.Close()
+	r, w := newPipe(t)
 	require.NoError(t, a.WriteFrame(Frame{Kind: 1, Body: []byte("before")}))
 	require.NoError(t, a.WriteFrame(Frame{Kind: 2, Body: []byte("with fds"), FDs: []int{int(r.Fd()), int(w.Fd())}}))
 	require.NoError(t, a.WriteFrame(Frame{Kind: 3, Body: []byte("after")}))
@@ -179,10 +176,7 @@ func TestWriteFrames(t *testing.T) {
 	t.Parallel()
 	const max = 100 << 10
 	a, b := newPair(t, max)
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	defer w.Close()
+	r, _ := newPipe(t)
 	var batch []Frame
 	for i := range 5000 {
 		f := Frame{Kind: 1, ID: uint64(i), Body: bytes.Repeat([]byte{byte(i)}, i%50)}
@@ -206,7 +200,7 @@ func TestWriteFrames(t *testing.T) {
 	}
 	require.NoError(t, <-errc)
 
-	err = a.WriteFrames(Frame{Body: []byte("ok")}, Frame{Body: make([]byte, max+1)})
+	err := a.WriteFrames(Frame{Body: []byte("ok")}, Frame{Body: make([]byte, max+1)})
 	require.ErrorIs(t, err, ErrFrameTooLarge)
 	require.NoError(t, a.WriteFrames(Frame{ID: 99}))
 	got, err := b.ReadFrame()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -25,6 +26,16 @@ func newPair(t testing.TB, max int) (*Conn, *Conn) {
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
+}
+
+// newPipe returns both ends of a fresh pipe, descriptors for frames to
+// carry; both close when t ends.
+func newPipe(t testing.TB) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
 }
 
 // logBuffer is a concurrency-safe buffer behind a JSON slog handler.
