@@ -65,14 +65,17 @@ func Start(t *testing.T, cmd *exec.Cmd) *Running {
 	})
 
 	// Read what it logs until it exits, so that it never blocks on a
-	// full pipe, and find the address in its first line.
+	// full pipe, and pass on the first address it says it listens on.
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			r.logged.WriteString(sc.Text() + "\n")
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
+				select {
+				case addr <- m[1]:
+				default: // a later one: the reader must go on to Wait
+				}
 			}
 		}
 		r.exited <- cmd.Wait()
