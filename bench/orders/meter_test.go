@@ -1,6 +1,10 @@
 package orders
 
-import "time"
+import (
+	"time"
+
+	"github.com/offloadgo/offload/bench/internal/cpuclock"
+)
 
 // meter adds up, over a benchmark's ops, the two caller-side times the
 // package doc defines: the calling goroutine's busy time, and its
@@ -50,7 +54,7 @@ func (m *meter) perOp() (busy, cpu time.Duration) {
 
 // processCPU is the CPU time all of this process's threads have used.
 func (m *meter) processCPU() time.Duration {
-	d, err := processCPUTime()
+	d, err := cpuclock.Process()
 	if err != nil {
 		if m.failed == nil {
 			m.failed = err
