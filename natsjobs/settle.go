@@ -73,9 +73,9 @@ func (a *attempt) settle(out any, err error, cause error) {
 	case errors.Is(context.Cause(a.ctx), ErrCanceled):
 		a.lostOwnership(ctx) // Cancel wrote the record
 	case err == nil:
-		b, err := encodeByName(out)
+		b, err := encodeOutput(a.task, out)
 		if err != nil {
-			a.bury(ctx, fmt.Sprintf("natsjobs: encode output of task %q: %v", a.task, err))
+			a.bury(ctx, err.Error())
 			return
 		}
 		r := a.rec
