@@ -21,12 +21,14 @@
 // A task's error is retried, after Options.Backoff, until the job's
 // attempts are spent; then, or at once for a Permanent error, a panic,
 // an input that doesn't decode, an input or output over the pool's
-// payload limit or a runtime.Goexit, the job is Dead with the error's text,
-// kept for Retention, listed by List and run again by Retry. An
-// attempt's Timeout is the deadline of the task's ctx. A job of a task
-// the worker's binary lacks goes back, without using an attempt, for a
-// worker that has it (Dead after an hour without one). Messages on the
-// jobs' subjects that are no job are logged and dropped, never retried.
+// payload limit, an output that can't be stored (one holding a
+// *transfer.Buffer, which Serve releases) or a runtime.Goexit, the job
+// is Dead with the error's text, kept for Retention, listed by List and
+// run again by Retry. An attempt's Timeout is the deadline of the
+// task's ctx. A job of a task the worker's binary lacks goes back,
+// without using an attempt, for a worker that has it (Dead after an hour
+// without one). Messages on the jobs' subjects that are no job are
+// logged and dropped, never retried.
 //
 // A job enqueued with Delay or At is Scheduled until due, starts no
 // sooner, and survives a server restart. Until due it doesn't count
