@@ -28,14 +28,25 @@ var errUnconfirmed = errors.New("the server did not confirm it")
 // publishJob stores job id's message, trying again, with the same id,
 // while the server can't answer (a stream electing its leader, a
 // connection reconnecting): until it is stored, refused, or ctx (or
-// publishFor) ends. An error wrapping errUnconfirmed and ctx's error
-// leaves it unknown whether the job was stored; any other error means
-// it was not.
+// publishFor) ends. A user that may not publish there is refused after
+// one try (publishTry), with an error matching
+// nats.ErrPermissionViolation: the server says so only asynchronously,
+// so a try that timed out looks for it, costing nothing when publishes
+// succeed. An error wrapping errUnconfirmed and ctx's error leaves it
+// unknown whether the job was stored; any other error means it was not.
 func (q *Queue) publishJob(ctx context.Context, msg *nats.Msg, id ID) error {
 	ctx, cancel := context.WithTimeout(ctx, publishFor)
 	defer cancel()
+	nc := q.js.Conn()
+	before := nc.LastError()
 	_, err := through(ctx, publishTry, func(ctx context.Context) (*jetstream.PubAck, error) {
-		return q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id)))
+		ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id)))
+		if err != nil && transient(err) {
+			if refused := refusal(nc, before, publishOn(msg.Subject)); refused != nil {
+				return nil, refused
+			}
+		}
+		return ack, err
 	})
 	if err != nil && transient(err) {
 		return fmt.Errorf("job %s: %w (%w): %w", id, errUnconfirmed, err, context.Cause(ctx))
