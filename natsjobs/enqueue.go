@@ -23,7 +23,9 @@ import (
 // and stores nothing, as does one holding a *transfer.Buffer (a job's
 // input is stored; a Buffer's memory lives in this process). Past the
 // queue's MaxJobs it fails at once with an error matching
-// pool.ErrQueueFull. With Key(k), a job already enqueued
+// pool.ErrQueueFull. A user the server doesn't let publish the job is
+// refused within a few seconds (one try), with an error matching
+// nats.ErrPermissionViolation. With Key(k), a job already enqueued
 // with k (within Retention) makes Enqueue return its id and store
 // nothing. With Delay or At the job is Scheduled until due, and
 // doesn't count against MaxJobs until then (see At); a negative Delay
