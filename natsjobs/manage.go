@@ -18,7 +18,9 @@ import (
 // ends Canceled. A job that has ended already is left as it was, and
 // Cancel returns an error matching ErrEnded that says how it ended. It
 // tries again while the server can't answer (a leader election, a
-// reconnect), for as long as ctx allows.
+// reconnect), for as long as ctx allows; a user the server doesn't let
+// cancel is refused after one try (a few seconds), with an error
+// matching nats.ErrPermissionViolation.
 func (q *Queue) Cancel(ctx context.Context, id ID) error {
 	if !validID(id) {
 		return ErrNotFound
@@ -45,7 +47,7 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 			r.State, r.Finished = Canceled, time.Now()
 			_, unanswered, err := q.putRecordOnce(ctx, id, r, rev)
 			mayHaveWritten = mayHaveWritten || unanswered
-			if err != nil && transient(err) {
+			if err != nil && (transient(err) || errors.Is(err, nats.ErrPermissionViolation)) {
 				return fmt.Errorf("natsjobs: cancel job %s: %w", id, err)
 			}
 			if err != nil {
@@ -64,7 +66,9 @@ func (q *Queue) Cancel(ctx context.Context, id ID) error {
 // it was, and Retry returns an error matching ErrEnded (or ErrNotFound).
 // It tries again while the server can't answer (a leader election, a
 // reconnect), for as long as ctx allows, and queues the job once however
-// many of its tries reached the server.
+// many of its tries reached the server; a user the server doesn't let
+// retry is refused after one try, with an error matching
+// nats.ErrPermissionViolation.
 func (q *Queue) Retry(ctx context.Context, id ID) error {
 	if !validID(id) {
 		return ErrNotFound
@@ -89,7 +93,7 @@ func (q *Queue) Retry(ctx context.Context, id ID) error {
 	// The record first: a worker that takes the job finds it Queued.
 	queued := record{Task: r.Task, State: Queued, Enqueued: r.Enqueued}
 	rev, err := q.requeueRecord(ctx, id, queued, deadRev)
-	if err != nil && transient(err) {
+	if err != nil && (transient(err) || errors.Is(err, nats.ErrPermissionViolation)) {
 		return fmt.Errorf("natsjobs: retry job %s: %w", id, err)
 	}
 	if err != nil {

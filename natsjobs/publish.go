@@ -41,12 +41,7 @@ func (q *Queue) publishJob(ctx context.Context, msg *nats.Msg, id ID) error {
 	before := nc.LastError()
 	_, err := through(ctx, publishTry, func(ctx context.Context) (*jetstream.PubAck, error) {
 		ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(string(id)))
-		if err != nil && transient(err) {
-			if refused := refusal(nc, before, publishOn(msg.Subject)); refused != nil {
-				return nil, refused
-			}
-		}
-		return ack, err
+		return ack, refusedOr(nc, before, err, publishOn(msg.Subject))
 	})
 	if err != nil && transient(err) {
 		return fmt.Errorf("job %s: %w (%w): %w", id, errUnconfirmed, err, context.Cause(ctx))
@@ -97,9 +92,15 @@ func through[T any](ctx context.Context, per time.Duration, try func(context.Con
 // leader), for as long as ctx allows: an outcome lost to a failover
 // would have the job run again. A try that was stored though its answer
 // was lost makes the next fail, as the record is no longer at rev: the
-// caller reads the record then, and finds its own write.
+// caller reads the record then, and finds its own write. A user that
+// may not write it is refused after one try, as in publishJob.
 func (q *Queue) putRecordThrough(ctx context.Context, id ID, r record, rev uint64) (uint64, error) {
+	nc, before := q.js.Conn(), q.js.Conn().LastError()
 	return through(ctx, publishTry, func(ctx context.Context) (uint64, error) {
-		return q.putRecord(ctx, id, r, rev)
+		newRev, err := q.putRecord(ctx, id, r, rev)
+		return newRev, refusedOr(nc, before, err, publishOn(q.recordSubject(id)))
 	})
 }
+
+// recordSubject is where id's record is written.
+func (q *Queue) recordSubject(id ID) string { return "$KV." + q.statuses.Bucket() + "." + string(id) }

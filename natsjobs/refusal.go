@@ -37,7 +37,29 @@ func refusal(nc *nats.Conn, before error, says ...string) error {
 	return nil
 }
 
-func publishOn(subject string) string      { return `Publish to "` + subject + `"` }
+func publishOn(subject string) string { return `Publish to "` + subject + `"` }
+
+// readsOf says what a refusal to read stream's messages names: the
+// request of a Direct Get (by subject or not), or of the API's Get.
+func readsOf(stream string) []string {
+	return []string{
+		publishOn("$JS.API.DIRECT.GET." + stream), `Publish to "$JS.API.DIRECT.GET.` + stream + `.`,
+		publishOn("$JS.API.STREAM.MSG.GET." + stream),
+	}
+}
+
+// refusedOr returns, for a try that failed transiently (no answer in
+// time: what a refused request meets), the server's refusal since before
+// of a publish that says one of says (see refusal), which ends the tries
+// (see through); otherwise err. It costs nothing when the try succeeds.
+func refusedOr(nc *nats.Conn, before, err error, says ...string) error {
+	if err != nil && transient(err) {
+		if refused := refusal(nc, before, says...); refused != nil {
+			return refused
+		}
+	}
+	return err
+}
 func subscriptionTo(subject string) string { return `Subscription to "` + subject + `"` }
 
 // maxRefusalPoll bounds the pause between two looks for a refusal while

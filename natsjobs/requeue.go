@@ -15,8 +15,10 @@ import (
 // deadCopy returns dead job id's copy in the dead stream, the job as it
 // was enqueued.
 func (q *Queue) deadCopy(ctx context.Context, id ID) (*jetstream.RawStreamMsg, error) {
+	nc, before := q.js.Conn(), q.js.Conn().LastError()
 	return through(ctx, publishTry, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
-		return q.dead.GetLastMsgForSubject(ctx, q.deadSubject(id))
+		m, err := q.dead.GetLastMsgForSubject(ctx, q.deadSubject(id))
+		return m, refusedOr(nc, before, err, readsOf(deadStreamName(q.o.Name))...)
 	})
 }
 
@@ -47,8 +49,10 @@ func (q *Queue) republish(ctx context.Context, msg *nats.Msg, id ID, deadRev uin
 	ctx, cancel := context.WithTimeout(ctx, publishFor)
 	defer cancel()
 	msgID := fmt.Sprintf("%s-retry-%d", id, deadRev)
+	nc, before := q.js.Conn(), q.js.Conn().LastError()
 	_, err := through(ctx, publishTry, func(ctx context.Context) (*jetstream.PubAck, error) {
-		return q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+		ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+		return ack, refusedOr(nc, before, err, publishOn(msg.Subject))
 	})
 	if err != nil && transient(err) {
 		return fmt.Errorf("%w (%w): %w", errUnconfirmed, err, context.Cause(ctx))

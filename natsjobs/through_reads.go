@@ -36,9 +36,11 @@ func (q *Queue) waitingThrough(ctx context.Context, id ID) (*jetstream.RawStream
 // try may have stored r, so that a later conflict is r itself.
 func (q *Queue) putRecordOnce(ctx context.Context, id ID, r record, rev uint64) (newRev uint64, unanswered bool, err error) {
 	tries := 0
+	nc, before := q.js.Conn(), q.js.Conn().LastError()
 	newRev, err = through(ctx, publishTry, func(ctx context.Context) (uint64, error) {
 		tries++
-		return q.putRecord(ctx, id, r, rev)
+		newRev, err := q.putRecord(ctx, id, r, rev)
+		return newRev, refusedOr(nc, before, err, publishOn(q.recordSubject(id)))
 	})
 	return newRev, tries > 1, err
 }
