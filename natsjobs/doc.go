@@ -150,7 +150,11 @@
 // refuses: an enqueuer can't take, ack, cancel or retry a job, write a
 // status, or touch a stream; a worker can't enqueue, write a Key,
 // cancel, nor make, change, purge or delete a stream or the consumer; an
-// admin can't touch another queue's streams.
+// admin can't touch another queue's streams. NATS tells a client of such
+// a refusal only in an asynchronous error, so a refused Enqueue, Cancel
+// or Retry fails after one try (a few seconds), with an error matching
+// nats.ErrPermissionViolation; a refused Status, Wait or Key claim waits
+// out its ctx.
 //
 // NATS grants rights by subject, not by job, so each role can do its
 // acts to every job of the queue:
