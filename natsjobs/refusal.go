@@ -37,7 +37,8 @@ func refusal(nc *nats.Conn, before error, says ...string) error {
 	return nil
 }
 
-func publishOn(subject string) string { return `Publish to "` + subject + `"` }
+func publishOn(subject string) string      { return `Publish to "` + subject + `"` }
+func subscriptionTo(subject string) string { return `Subscription to "` + subject + `"` }
 
 // readsOf says what a refusal to read stream's messages names: the
 // request of a Direct Get (by subject or not), or of the API's Get.
@@ -60,7 +61,6 @@ func refusedOr(nc *nats.Conn, before, err error, says ...string) error {
 	}
 	return err
 }
-func subscriptionTo(subject string) string { return `Subscription to "` + subject + `"` }
 
 // maxRefusalPoll bounds the pause between two looks for a refusal while
 // a request is out.
