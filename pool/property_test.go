@@ -49,12 +49,14 @@ var countedTask = pool.Register("test.counted", func(ctx context.Context, in cou
 // Every submission resolves exactly once — a result, an error or a
 // rejection — under concurrent submitters, random cancels and deadlines and
 // a shutdown midway; no task runs twice, a rejected task never runs, and
-// the counters add up.
+// the counters add up. One panic is planned (see plannedPanic), and one
+// in twenty of the random tasks panic.
 func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 	t.Parallel()
 	const submitters, each = 16, 150
 	p, err := pool.New(pool.Options{Workers: 3, MaxQueue: 6, IdleTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
+	plannedPanic(t, p)
 	work := startLoad(t, p, submitters, each, 42, func(r *rand.Rand, in counted) (counted, context.Context, context.CancelFunc) {
 		in.sleep, in.panic = time.Duration(r.IntN(300))*time.Microsecond, r.IntN(20) == 0
 		ctx, cancel := randomEnd(r)
@@ -72,7 +74,7 @@ func TestEverySubmissionResolvesExactlyOnce(t *testing.T) {
 	}
 
 	st := p.Stats()
-	checkCounts(t, st, completed, submitters*each)
+	checkCounts(t, st, completed, submitters*each+1)
 	assert.Equal(t, 0, st.Workers)
 	assert.Greater(t, st.Rejected, uint64(0), "the test exercised rejection")
 	assert.Greater(t, st.Canceled, uint64(0), "the test exercised cancellation")
@@ -203,6 +205,20 @@ func checkRuns(t *testing.T, outcomes []outcome, runs []atomic.Int32) tally {
 		}
 	}
 	return c
+}
+
+// plannedPanic runs on p, before a random load, a task that panics,
+// and requires it to have run once and failed with its panic: whatever
+// share of the load a busy machine lets run (most of it may be refused
+// for room), the pool has counted a panic. Its submission counts in p's
+// Stats.
+func plannedPanic(t *testing.T, p *pool.Pool) {
+	t.Helper()
+	runs := make([]atomic.Int32, 1)
+	_, err := pool.Run(context.Background(), p, countedTask, counted{runs: &runs, panic: true})
+	var pe *pool.PanicError
+	require.ErrorAs(t, err, &pe)
+	require.EqualValues(t, 1, runs[0].Load())
 }
 
 // checkCounts checks a settled pool's Stats against a test's tally: the

@@ -18,11 +18,14 @@ import (
 // a refusal of its whole batch — under concurrent submitters of batches of
 // random sizes, random cancels and deadlines and a shutdown midway; no task
 // runs twice, no task of a refused batch runs, and the counters add up.
+// One panic is planned (see plannedPanic), and one in twenty of the
+// random tasks panic.
 func TestEveryBatchedTaskResolvesExactlyOnce(t *testing.T) {
 	t.Parallel()
 	const submitters, batches, maxBatch = 8, 60, 8
 	p, err := pool.New(pool.Options{Workers: 3, MaxQueue: 24, IdleTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
+	plannedPanic(t, p)
 	runs := make([]atomic.Int32, submitters*batches*maxBatch)
 
 	outcomes := make([]outcome, len(runs))
@@ -68,7 +71,7 @@ func TestEveryBatchedTaskResolvesExactlyOnce(t *testing.T) {
 
 	got := checkRuns(t, outcomes, runs)
 	st := p.Stats()
-	checkCounts(t, st, got.completed, got.used)
+	checkCounts(t, st, got.completed, got.used+1)
 	assert.Equal(t, uint64(got.rejected), st.Rejected)
 	assert.Equal(t, 0, st.Workers)
 	assert.Greater(t, got.full, 0, "the test exercised refusals for room")
